@@ -1,0 +1,236 @@
+/**
+ * The engine: walks canonical events, in order, through per-resource timelines and the rules,
+ * and collects findings. Synchronous and push-based, so findings can be streamed as they happen.
+ */
+import type { LockEvent } from './model/event.js';
+import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity } from './model/report.js';
+import { isoOf } from './model/time.js';
+import type { EvidenceRef, ReportInput, Rule, RuleContext } from './rules/types.js';
+import { ResourceTimeline } from './timeline/timeline.js';
+
+export interface EngineOptions {
+  rules: readonly Rule[];
+  /** Two timestamps from different sources closer than this are not trusted to be in order. */
+  clockSkewMs?: number;
+  /** Findings kept in the report; more are counted in `findingsOmitted`. */
+  maxFindings?: number;
+  /** Recent events kept per resource for stories. */
+  ringSize?: number;
+  /** Called as soon as a finding is detected (live output). */
+  onFinding?: (finding: Finding) => void;
+}
+
+export const DEFAULT_CLOCK_SKEW_MS = 250;
+export const DEFAULT_MAX_FINDINGS = 10000;
+export const DEFAULT_RING_SIZE = 8;
+
+const CANONICAL_FIELDS = new Set([
+  'ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source',
+]);
+
+export class Engine {
+  readonly findings: Finding[] = [];
+  findingsOmitted = 0;
+  /** Totals, including findings past the cap. */
+  readonly bySeverity: Record<Severity, number> = { error: 0, warning: 0, info: 0 };
+  readonly byRule: Record<string, number> = {};
+  private readonly timelines = new Map<string, ResourceTimeline>();
+  private readonly handlers: Map<string, { rule: Rule; handle: NonNullable<Rule['on'][keyof Rule['on']]> }[]>;
+  private readonly skew: number;
+  private readonly maxFindings: number;
+  private readonly ringSize: number;
+  private readonly onFinding?: (finding: Finding) => void;
+  private seq = 0;
+  // Reused per event to avoid a closure per event on the hot path.
+  private currentRule: Rule | undefined;
+  private currentTimeline: ResourceTimeline | undefined;
+  private readonly context: RuleContext;
+
+  constructor(options: EngineOptions) {
+    this.skew = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
+    this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
+    this.ringSize = options.ringSize ?? DEFAULT_RING_SIZE;
+    this.onFinding = options.onFinding;
+    this.handlers = new Map();
+    for (const rule of options.rules) {
+      for (const [type, handle] of Object.entries(rule.on)) {
+        if (handle === undefined) continue;
+        let list = this.handlers.get(type);
+        if (list === undefined) this.handlers.set(type, (list = []));
+        list.push({ rule, handle });
+      }
+    }
+    const self = this;
+    this.context = {
+      get timeline() {
+        return self.currentTimeline!;
+      },
+      report(input: ReportInput) {
+        self.report(input);
+      },
+    };
+  }
+
+  push(event: LockEvent): void {
+    let timeline = this.timelines.get(event.resource);
+    if (timeline === undefined) {
+      timeline = new ResourceTimeline(event.resource, this.ringSize);
+      this.timelines.set(event.resource, timeline);
+    }
+    const list = this.handlers.get(event.type);
+    if (list !== undefined) {
+      this.currentTimeline = timeline;
+      for (let i = 0; i < list.length; i++) {
+        this.currentRule = list[i]!.rule;
+        list[i]!.handle(event, this.context);
+      }
+      this.currentRule = undefined;
+    }
+    timeline.apply(event);
+  }
+
+  get resourceCount(): number {
+    return this.timelines.size;
+  }
+
+  timeline(resource: string): ResourceTimeline | undefined {
+    return this.timelines.get(resource);
+  }
+
+  /** Per-resource summaries, sorted by resource key. */
+  resources(): ResourceSummary[] {
+    const out: ResourceSummary[] = [];
+    for (const t of this.timelines.values()) out.push(summarise(t));
+    out.sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
+    return out;
+  }
+
+  private report(input: ReportInput): void {
+    const rule = this.currentRule!;
+    const timeline = this.currentTimeline!;
+    const severity: Severity = input.severity ?? rule.meta.severity;
+    timeline.findings++;
+    if (severity === 'error') timeline.errorFindings++;
+    this.bySeverity[severity]++;
+    this.byRule[rule.meta.id] = (this.byRule[rule.meta.id] ?? 0) + 1;
+    if (this.findings.length >= this.maxFindings) {
+      this.findingsOmitted++;
+      return;
+    }
+    const finding: Finding = {
+      id: `F${++this.seq}`,
+      rule: rule.meta.id,
+      severity,
+      certainty: input.certainty ?? this.certaintyOf(input.order),
+      resource: timeline.resource,
+      message: input.message,
+      symptom: rule.meta.symptom,
+      cause: rule.meta.cause,
+      check: rule.meta.check,
+      action: rule.meta.action,
+      evidence: input.evidence.map(toEvidence),
+    };
+    this.findings.push(finding);
+    this.onFinding?.(finding);
+  }
+
+  /**
+   * Certainty of an order between two events: definite within one source (the file keeps its
+   * own order), likely across sources whose timestamps differ by more than the skew bound,
+   * possible when they are closer than that.
+   */
+  private certaintyOf(order: readonly [LockEvent, LockEvent] | undefined): Certainty {
+    if (order === undefined) return 'definite';
+    const [a, b] = order;
+    if (a.source === b.source) return 'definite';
+    return b.ts - a.ts > this.skew ? 'likely' : 'possible';
+  }
+}
+
+export function toEvidence(ref: EvidenceRef): EvidenceItem {
+  const e = ref.event;
+  const item: EvidenceItem = {
+    role: ref.role,
+    file: e.file,
+    line: e.line,
+    source: e.source,
+    ts: isoOf(e.ts),
+    type: e.type,
+    result: e.result,
+    observer: e.observer,
+  };
+  if (e.ownerId !== undefined) item.ownerId = e.ownerId;
+  if (e.leaseId !== undefined) item.leaseId = e.leaseId;
+  if (e.operationId !== undefined) item.operationId = e.operationId;
+  if (e.fenceToken !== undefined) item.fenceToken = e.fenceToken.toString();
+  const fields = extraFields(e.record);
+  if (fields !== undefined) item.fields = fields;
+  return item;
+}
+
+const MAX_EXTRA_FIELDS = 12;
+const MAX_EXTRA_CHARS = 200;
+
+/** Non-canonical scalar fields of the record, clipped, for display. */
+function extraFields(record: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined {
+  if (record === undefined) return undefined;
+  let out: Record<string, unknown> | undefined;
+  let n = 0;
+  for (const key of Object.keys(record)) {
+    if (CANONICAL_FIELDS.has(key)) continue;
+    const v = record[key];
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') continue;
+    out ??= Object.create(null) as Record<string, unknown>;
+    out[key] = typeof v === 'string' && v.length > MAX_EXTRA_CHARS ? v.slice(0, MAX_EXTRA_CHARS) + '…' : v;
+    if (++n >= MAX_EXTRA_FIELDS) break;
+  }
+  return out === undefined ? undefined : { ...out };
+}
+
+function summarise(t: ResourceTimeline): ResourceSummary {
+  const { readiness, reason } = readinessOf(t);
+  return {
+    resource: t.resource,
+    readiness,
+    reason,
+    highestAcceptedToken: t.highest === undefined ? null : t.highest.token.toString(),
+    events: t.events,
+    writes: {
+      accepted: t.accepted,
+      rejectedStaleFence: t.rejectedStaleFence,
+      rejectedOther: t.rejectedOther,
+      withoutToken: t.withoutToken,
+    },
+    staleWrites: t.staleWrites,
+    oldHandleReleases: t.oldHandleReleases,
+    findings: t.findings,
+  };
+}
+
+/** The article's readiness criterion, per resource. */
+export function readinessOf(t: ResourceTimeline): { readiness: Readiness; reason: string } {
+  if (t.errorFindings > 0) {
+    return { readiness: 'violated', reason: `${plural(t.errorFindings, 'error finding')} on this resource` };
+  }
+  if (t.staleWrites === 0 && t.oldHandleReleases === 0) {
+    return { readiness: 'untested', reason: 'no stale request was seen, so the logs do not show whether old tokens are rejected' };
+  }
+  const notExplicit = t.staleWrites - t.staleWritesExplicit - t.staleWritesAccepted;
+  if (notExplicit > 0) {
+    return {
+      readiness: 'untested',
+      reason: `${plural(notExplicit, 'stale write')} got rejected, error or timeout instead of an explicit rejected-stale-fence`,
+    };
+  }
+  if (t.staleWritesAccepted > 0) {
+    return { readiness: 'untested', reason: `${plural(t.staleWritesAccepted, 'write')} with an equal token from another lease accepted` };
+  }
+  const parts: string[] = [];
+  if (t.staleWrites > 0) parts.push(`${plural(t.staleWrites, 'stale write')} got rejected-stale-fence`);
+  if (t.oldHandleReleases > 0) parts.push(`${plural(t.oldHandleReleases, 'old-handle release')} rejected`);
+  return { readiness: 'verified', reason: parts.join('; ') };
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}

@@ -1,0 +1,71 @@
+/**
+ * Bytes → numbered lines. A byte splitter on '\n' (not the ndjson package: it stops at the first
+ * bad line and has no line numbers). Handles CRLF, a BOM on line 1, a last line without a newline,
+ * multi-byte UTF-8 across chunk boundaries (lines are decoded whole) and a cap on line length:
+ * a longer line is skipped without being kept in memory, and reported.
+ */
+
+export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
+
+/** A batch of consecutive lines. `lines[i]` is line `firstLine + i`; `null` marks a line over the cap. */
+export interface LineBatch {
+  readonly firstLine: number;
+  readonly lines: (string | null)[];
+}
+
+export interface LineReaderOptions {
+  maxLineBytes?: number;
+}
+
+export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineReaderOptions = {}): AsyncGenerator<LineBatch> {
+  const max = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  let carry: Buffer | undefined; // bytes of the current, unfinished line
+  let skipping = false; // inside a line that is over the cap
+  let lineNo = 1;
+  let first = true;
+  for await (const chunk of chunks) {
+    const lines: (string | null)[] = [];
+    const firstLine = lineNo;
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      if (nl === -1) break;
+      if (skipping) {
+        lines.push(null);
+        skipping = false;
+      } else if (carry !== undefined) {
+        const total = carry.length + (nl - start);
+        if (total > max) lines.push(null);
+        else lines.push(decode(Buffer.concat([carry, chunk.subarray(start, nl)]), 0, total, first));
+        carry = undefined;
+      } else if (nl - start > max) {
+        lines.push(null);
+      } else {
+        lines.push(decode(chunk, start, nl, first));
+      }
+      first = false;
+      lineNo++;
+      start = nl + 1;
+    }
+    if (start < chunk.length && !skipping) {
+      const rest = chunk.subarray(start);
+      const size = (carry?.length ?? 0) + rest.length;
+      if (size > max) {
+        carry = undefined;
+        skipping = true;
+      } else {
+        // Copy: the chunk's memory may be reused by the stream.
+        carry = carry === undefined ? Buffer.from(rest) : Buffer.concat([carry, rest]);
+      }
+    }
+    if (lines.length > 0) yield { firstLine, lines };
+  }
+  if (skipping) yield { firstLine: lineNo, lines: [null] };
+  else if (carry !== undefined && carry.length > 0) yield { firstLine: lineNo, lines: [decode(carry, 0, carry.length, first)] };
+}
+
+function decode(buf: Buffer, start: number, end: number, first: boolean): string {
+  if (end > start && buf[end - 1] === 13) end--; // CRLF
+  if (first && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) start += 3; // BOM
+  return buf.toString('utf8', start, end);
+}

@@ -1,0 +1,128 @@
+/**
+ * Lines → records (JSON.parse) → events (via a profile). Every line is accounted for:
+ * event, blank, ignored or invalid (with file:line and a reason).
+ */
+import type { LockEvent } from '../model/event.js';
+import type { FileSummary, InputSummary, Problem } from '../model/report.js';
+import type { Profile } from '../profiles/types.js';
+import type { LineBatch } from './lines.js';
+
+export const DEFAULT_MAX_PROBLEMS = 100;
+
+/** Thrown by strict modes; the CLI turns it into exit code 2. */
+export class StrictInputError extends Error {
+  constructor(message: string, readonly problem: Problem) {
+    super(message);
+    this.name = 'StrictInputError';
+  }
+}
+
+export interface InputPolicy {
+  /** Stop at the first invalid line. */
+  strict?: boolean;
+  /** Stop once more than this many lines are invalid. */
+  maxInvalid?: number;
+  /** Problems listed in the report (all are counted). */
+  maxProblems?: number;
+  /** Called for every problem, listed or not (for stderr). */
+  onProblem?: (problem: Problem) => void;
+}
+
+/** Counts for the whole input; each file has its own FileSummary inside. */
+export class InputStats {
+  readonly files: FileSummary[] = [];
+  readonly problems: Problem[] = [];
+  problemsOmitted = 0;
+  invalid = 0;
+  private readonly maxProblems: number;
+
+  constructor(private readonly policy: InputPolicy = {}) {
+    this.maxProblems = policy.maxProblems ?? DEFAULT_MAX_PROBLEMS;
+  }
+
+  addFile(file: string): FileSummary {
+    const f: FileSummary = { file, lines: 0, events: 0, blank: 0, ignored: 0, invalid: 0 };
+    this.files.push(f);
+    return f;
+  }
+
+  problem(summary: FileSummary, line: number, reason: string): void {
+    summary.invalid++;
+    this.invalid++;
+    const p: Problem = { file: summary.file, line, reason };
+    if (this.problems.length < this.maxProblems) this.problems.push(p);
+    else this.problemsOmitted++;
+    this.policy.onProblem?.(p);
+    if (this.policy.strict) throw new StrictInputError(`${p.file}:${p.line}: ${reason} (--strict stops at the first invalid line)`, p);
+    if (this.policy.maxInvalid !== undefined && this.invalid > this.policy.maxInvalid) {
+      throw new StrictInputError(`more than ${this.policy.maxInvalid} invalid lines (--max-invalid); the last at ${p.file}:${p.line}: ${reason}`, p);
+    }
+  }
+
+  summary(): InputSummary {
+    const s: InputSummary = {
+      files: this.files.map((f) => ({ ...f })),
+      lines: 0,
+      events: 0,
+      blank: 0,
+      ignored: 0,
+      invalid: 0,
+      problems: this.problems.slice(),
+      problemsOmitted: this.problemsOmitted,
+    };
+    for (const f of this.files) {
+      s.lines += f.lines;
+      s.events += f.events;
+      s.blank += f.blank;
+      s.ignored += f.ignored;
+      s.invalid += f.invalid;
+    }
+    return s;
+  }
+}
+
+/** Turn a batch of lines into events, counting every line. */
+export function toEvents(batch: LineBatch, profile: Profile, file: string, source: string, stats: InputStats, summary: FileSummary): LockEvent[] {
+  const out: LockEvent[] = [];
+  const { lines, firstLine } = batch;
+  for (let i = 0; i < lines.length; i++) {
+    const text = lines[i];
+    const line = firstLine + i;
+    summary.lines++;
+    if (text === null) {
+      stats.problem(summary, line, 'line is longer than the line-length cap (see --max-line-bytes); skipped');
+      continue;
+    }
+    if (isBlank(text)) {
+      summary.blank++;
+      continue;
+    }
+    let record: unknown;
+    try {
+      record = JSON.parse(text);
+    } catch (err) {
+      stats.problem(summary, line, `not valid JSON: ${(err as Error).message}`);
+      continue;
+    }
+    if (record === null || typeof record !== 'object' || Array.isArray(record)) {
+      stats.problem(summary, line, `expected a JSON object, got ${record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record}`);
+      continue;
+    }
+    const ev = profile.toEvent(record as Record<string, unknown>, { file, line, source, text });
+    if (ev === null) summary.ignored++;
+    else if (typeof ev === 'string') stats.problem(summary, line, ev);
+    else {
+      summary.events++;
+      out.push(ev);
+    }
+  }
+  return out;
+}
+
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 13 && c !== 11 && c !== 12) return false;
+  }
+  return true;
+}

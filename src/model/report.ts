@@ -1,0 +1,99 @@
+/** The report: what every reporter renders. Plain data, JSON-serialisable (tokens are decimal strings). */
+
+export type Severity = 'error' | 'warning' | 'info';
+export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
+export type Certainty = 'definite' | 'likely' | 'possible';
+export type Readiness = 'verified' | 'violated' | 'untested';
+
+export interface EvidenceItem {
+  /** What this event proves in the finding, e.g. "newer accepted write", "late write". */
+  role: string;
+  file: string;
+  line: number;
+  source: string;
+  ts: string;
+  type: string;
+  ownerId?: string;
+  leaseId?: string;
+  operationId?: string;
+  fenceToken?: string;
+  result: string;
+  observer: string;
+  /** Fields of the original record that are not canonical, for display. */
+  fields?: Record<string, unknown>;
+}
+
+export interface Finding {
+  id: string;
+  rule: string;
+  severity: Severity;
+  certainty: Certainty;
+  resource: string;
+  message: string;
+  symptom: string;
+  cause: string;
+  check: string;
+  action: string;
+  evidence: EvidenceItem[];
+}
+
+export interface ResourceSummary {
+  resource: string;
+  readiness: Readiness;
+  /** Why the readiness is what it is, in one sentence. */
+  reason: string;
+  highestAcceptedToken: string | null;
+  events: number;
+  writes: { accepted: number; rejectedStaleFence: number; rejectedOther: number; withoutToken: number };
+  /** Writes that arrived with a token below the highest accepted (or equal, from another lease). */
+  staleWrites: number;
+  /** Releases from a handle that was not the current holder's while another lease held the resource. */
+  oldHandleReleases: number;
+  findings: number;
+}
+
+export interface Problem {
+  file: string;
+  line: number;
+  reason: string;
+}
+
+export interface FileSummary {
+  file: string;
+  lines: number;
+  events: number;
+  blank: number;
+  ignored: number;
+  invalid: number;
+  /** Set when the input could not be read to its end (unreadable, truncated gzip, …). */
+  error?: string;
+}
+
+export interface InputSummary {
+  files: FileSummary[];
+  lines: number;
+  events: number;
+  blank: number;
+  ignored: number;
+  invalid: number;
+  problems: Problem[];
+  /** Problems counted in `invalid` but not listed, past the cap. */
+  problemsOmitted: number;
+}
+
+export interface Report {
+  tool: { name: 'stalewrite'; version: string; reportFormat: 1 };
+  summary: {
+    verdict: Readiness;
+    findings: number;
+    /** Findings detected but not listed, past the cap. */
+    findingsOmitted: number;
+    bySeverity: Record<Severity, number>;
+    byRule: Record<string, number>;
+    resources: number;
+    byReadiness: Record<Readiness, number>;
+  };
+  findings: Finding[];
+  resources: ResourceSummary[];
+  input: InputSummary;
+}

@@ -1,0 +1,61 @@
+/** Timestamp parsing in our own code (RFC 3339 with a zone, or epoch milliseconds). */
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|([+-])(\d{2}):(\d{2}))$/;
+const DAYS = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/** ECMAScript's Date range, in ms. */
+const MAX_MS = 8.64e15;
+
+export type TimeParse = { ok: true; ms: number } | { ok: false; reason: string };
+
+export function parseTimestamp(value: unknown): TimeParse {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value) || Math.abs(value) > MAX_MS) return { ok: false, reason: `ts ${value} is not a valid epoch-milliseconds number` };
+    return { ok: true, ms: value };
+  }
+  if (typeof value !== 'string') return { ok: false, reason: `ts must be an RFC 3339 string or epoch milliseconds, got ${value === null ? 'null' : typeof value}` };
+  const m = RFC3339.exec(value);
+  if (m === null) {
+    const shown = value.length > 40 ? value.slice(0, 40) + '…' : value;
+    return { ok: false, reason: `ts ${JSON.stringify(shown)} is not RFC 3339 with a zone (e.g. 2026-03-01T10:00:00.000Z)` };
+  }
+  const year = +m[1]!, month = +m[2]!, day = +m[3]!, hour = +m[4]!, min = +m[5]!, sec = +m[6]!;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  if (month < 1 || month > 12 || day < 1 || day > (month === 2 && !leap ? 28 : DAYS[month - 1]!) || hour > 23 || min > 59 || sec > 60) {
+    return { ok: false, reason: `ts ${JSON.stringify(value)} has a field out of range` };
+  }
+  let ms = Date.UTC(year, month - 1, day, hour, min, Math.min(sec, 59));
+  if (m[7] !== undefined) ms += Number(m[7]) * 1000;
+  if (m[8] !== 'Z' && m[8] !== 'z') {
+    const oh = +m[10]!, om = +m[11]!;
+    if (oh > 23 || om > 59) return { ok: false, reason: `ts ${JSON.stringify(value)} has an invalid zone offset` };
+    const off = (oh * 60 + om) * 60000;
+    ms += m[9] === '+' ? -off : off;
+  }
+  return { ok: true, ms };
+}
+
+/** ISO form of epoch ms, keeping sub-millisecond digits out (display only). */
+export function isoOf(ms: number): string {
+  const d = new Date(Math.floor(ms));
+  return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
+}
+
+/** Parse a duration such as `250ms`, `2s`, `1.5m`, or a bare number of milliseconds. */
+export function parseDuration(text: string): number | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
+  if (m === null) return undefined;
+  const n = Number(m[1]);
+  const unit = m[2] ?? 'ms';
+  return n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60000 : 3600000);
+}
+
+/** Short human form of a duration in ms. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${round(ms)}ms`;
+  if (ms < 60000) return `${round(ms / 1000)}s`;
+  return `${round(ms / 60000)}m`;
+}
+
+function round(n: number): string {
+  return String(Math.round(n * 100) / 100);
+}

@@ -1,0 +1,100 @@
+/** The canonical profile: records already in stalewrite's event format v1, validated with ajv. */
+import { readFileSync } from 'node:fs';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { defaultObserver, defaultResult, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
+import { parseTimestamp } from '../model/time.js';
+import { parseFenceToken } from '../model/token.js';
+import type { Profile, RecordOrigin } from './types.js';
+
+export const eventSchema = JSON.parse(readFileSync(new URL('../../schema/event.schema.json', import.meta.url), 'utf8')) as object;
+
+let compiled: ValidateFunction | undefined;
+/** The compiled validator, built once per process. */
+export function validateEvent(): ValidateFunction {
+  compiled ??= new Ajv({ allErrors: false, strict: true, allowUnionTypes: true }).compile(eventSchema);
+  return compiled;
+}
+
+export const canonical: Profile = {
+  name: 'canonical',
+  toEvent(record, origin) {
+    const validate = validateEvent();
+    if (!validate(record)) return explain(record, validate.errors ?? []);
+    const time = parseTimestamp(record.ts);
+    if (!time.ok) return time.reason;
+    const type = record.type as EventType;
+    let fenceToken: bigint | undefined;
+    if (record.fenceToken !== undefined) {
+      const raw = record.fenceToken;
+      const t = parseFenceToken(raw, typeof raw === 'number' && !Number.isSafeInteger(raw) ? numberLiteral(origin.text, 'fenceToken', raw) : undefined);
+      if (!t.ok) return t.reason;
+      fenceToken = t.value;
+    }
+    let leaseId: string | undefined;
+    if (record.leaseId !== undefined) {
+      const raw = record.leaseId;
+      if (typeof raw === 'number' && !Number.isSafeInteger(raw)) {
+        const lit = numberLiteral(origin.text, 'leaseId', raw);
+        if (lit === undefined) return `leaseId ${raw} is above 2^53 and cannot be read exactly from a JSON number; log it as a string`;
+        leaseId = lit;
+      } else leaseId = String(raw);
+    }
+    return {
+      ts: time.ms,
+      type,
+      resource: record.resource as string,
+      ownerId: record.ownerId as string | undefined,
+      leaseId,
+      operationId: record.operationId as string | undefined,
+      fenceToken,
+      ttlMs: record.ttlMs as number | undefined,
+      result: (record.result as string | undefined) ?? defaultResult(type)!,
+      observer: (record.observer as Observer | undefined) ?? defaultObserver(type),
+      source: (record.source as string | undefined) ?? origin.source,
+      file: origin.file,
+      line: origin.line,
+      record,
+    };
+  },
+};
+
+/**
+ * Recover the exact digits of a top-level numeric field from the raw line, when JSON.parse
+ * rounded it. Returns undefined unless exactly one literal for the key is found and it parses
+ * to the same double (so a nested or escaped key can never be taken by mistake).
+ */
+export function numberLiteral(text: string | undefined, key: string, parsed: number): string | undefined {
+  if (text === undefined) return undefined;
+  const re = new RegExp(`"${key}"\\s*:\\s*(-?[0-9][0-9.eE+-]*)`, 'g');
+  let found: string | undefined;
+  let count = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    found = m[1];
+    count++;
+  }
+  if (count !== 1 || found === undefined || !/^[0-9]+$/.test(found) || Number(found) !== parsed) return undefined;
+  return found;
+}
+
+/** One-line reason from ajv's first error, phrased for a person reading a log. */
+function explain(record: Record<string, unknown>, errors: ErrorObject[]): string {
+  const e = errors[0];
+  if (e === undefined) return 'does not match the canonical event schema';
+  const field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (e.keyword === 'required') return `missing required field "${(e.params as { missingProperty: string }).missingProperty}"`;
+  if (field === 'fenceToken') {
+    const t = parseFenceToken(record.fenceToken);
+    return t.ok ? `fenceToken: ${e.message}` : t.reason;
+  }
+  if (field === 'type') return `type ${show(record.type)} is not one of acquire, keepalive, expire, revoke, release, write`;
+  if (field === 'result' && typeof record.type === 'string' && record.type in RESULTS) {
+    return `result ${show(record.result)} is not allowed for ${record.type} (${RESULTS[record.type as EventType].join(', ')})`;
+  }
+  if (field === 'observer') return `observer ${show(record.observer)} is not one of authority, worker, resource`;
+  return `${field === '' ? 'record' : field} ${e.message ?? 'is invalid'}`;
+}
+
+function show(v: unknown): string {
+  const s = JSON.stringify(v) ?? String(v);
+  return s.length > 40 ? s.slice(0, 40) + '…' : s;
+}

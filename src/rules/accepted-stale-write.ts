@@ -1,0 +1,36 @@
+import { formatToken } from '../model/format.js';
+import type { Rule } from './types.js';
+
+/** A late write with a lower token than one the resource already accepted was accepted too. */
+export const acceptedStaleWrite: Rule = {
+  meta: {
+    id: 'accepted-stale-write',
+    severity: 'error',
+    title: 'A write with an older fencing token was accepted after a newer one',
+    symptom: 'The old worker got a success (200) after the new one wrote',
+    cause: 'The resource does not check the fencing token',
+    check: 'Compare the request token with the highest token the resource has accepted',
+    action: 'Reject stale writes atomically on the resource (UPDATE … WHERE fence_token < $token, then check the row count)',
+  },
+  on: {
+    write(event, { timeline, report }) {
+      if (event.result !== 'accepted' || !timeline.isDecision(event)) return;
+      if (timeline.staleness(event) !== 'stale') return;
+      const newer = timeline.highest!.write;
+      report({
+        message:
+          `${who(event.ownerId)} wrote with token ${formatToken(event.fenceToken)} and was accepted ` +
+          `after token ${formatToken(newer.fenceToken)} from ${who(newer.ownerId)} had been accepted`,
+        evidence: [
+          { event: newer, role: 'newer accepted write' },
+          { event, role: 'late write accepted' },
+        ],
+        order: [newer, event],
+      });
+    },
+  },
+};
+
+function who(owner: string | undefined): string {
+  return owner ?? 'a writer with no ownerId';
+}

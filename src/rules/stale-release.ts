@@ -1,0 +1,42 @@
+import { formatToken } from '../model/format.js';
+import type { LockEvent } from '../model/event.js';
+import type { Rule } from './types.js';
+
+/** A release from an old handle removed the current holder's lock. */
+export const staleRelease: Rule = {
+  meta: {
+    id: 'stale-release',
+    severity: 'error',
+    title: "A release from an old handle removed the current holder's lock",
+    symptom: "The old worker's release removed B's lock",
+    cause: 'The release checks only the lock name',
+    check: 'Compare the owner, leaseId and token of the release with the current hold',
+    action: 'Reject releases from old handles: release only when name, leaseId and token all match the current hold',
+  },
+  on: {
+    release(event, { timeline, report }) {
+      if (event.result !== 'released') return;
+      const holder = timeline.isOldHandleRelease(event);
+      if (holder === undefined) return;
+      const old = timeline.findLease(event);
+      const evidence = [];
+      if (old !== undefined && old.grant !== holder.grant) evidence.push({ event: old.grant, role: 'old handle granted' });
+      if (old?.end !== undefined && old.end !== event) evidence.push({ event: old.end, role: 'old handle ended' });
+      evidence.push({ event: holder.grant, role: 'current holder granted' });
+      evidence.push({ event, role: 'old handle released the lock' });
+      report({
+        message: `a release from ${handle(event)} succeeded while ${handle(holder.grant)} held the lock`,
+        evidence,
+        order: [holder.grant, event],
+      });
+    },
+  },
+};
+
+function handle(e: LockEvent): string {
+  const parts: string[] = [];
+  if (e.ownerId !== undefined) parts.push(e.ownerId);
+  if (e.leaseId !== undefined) parts.push(`lease ${e.leaseId}`);
+  if (e.fenceToken !== undefined) parts.push(`token ${formatToken(e.fenceToken)}`);
+  return parts.length > 0 ? parts.join(', ') : 'an unnamed handle';
+}

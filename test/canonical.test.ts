@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { canonical, numberLiteral } from '../src/profiles/canonical.js';
+import type { LockEvent } from '../src/model/event.js';
+
+function map(text: string): LockEvent | string | null {
+  return canonical.toEvent(JSON.parse(text) as Record<string, unknown>, { file: 'f.ndjson', line: 3, source: 'f.ndjson', text });
+}
+
+const base = '"ts":"2026-03-01T10:00:00Z","resource":"r"';
+
+describe('canonical profile', () => {
+  it('builds an event with defaults for result, observer and source', () => {
+    const ev = map(`{${base},"type":"acquire","ownerId":"a","leaseId":"l1","fenceToken":"5","ttlMs":1000,"msg":"hi"}`) as LockEvent;
+    expect(ev).toMatchObject({ type: 'acquire', result: 'granted', observer: 'authority', source: 'f.ndjson', file: 'f.ndjson', line: 3, fenceToken: 5n, leaseId: 'l1', ttlMs: 1000 });
+    const w = map(`{${base},"type":"write","result":"accepted","source":"db-1"}`) as LockEvent;
+    expect(w).toMatchObject({ observer: 'resource', source: 'db-1' });
+    expect((map(`{${base},"type":"keepalive"}`) as LockEvent).result).toBe('ok');
+    expect((map(`{${base},"type":"release"}`) as LockEvent).result).toBe('released');
+  });
+
+  it.each([
+    [`{"type":"write","resource":"r","result":"accepted"}`, /missing required field "ts"/],
+    [`{"ts":"2026-03-01T10:00:00Z","resource":"r"}`, /missing required field "type"/],
+    [`{"ts":"2026-03-01T10:00:00Z","type":"write","result":"accepted"}`, /missing required field "resource"/],
+    [`{${base},"type":"write"}`, /missing required field "result"/],
+    [`{${base},"type":"write","result":"ok"}`, /result "ok" is not allowed for write \(accepted, rejected-stale-fence/],
+    [`{${base},"type":"acquire","result":"accepted"}`, /not allowed for acquire \(granted, busy\)/],
+    [`{${base},"type":"lock"}`, /type "lock" is not one of/],
+    [`{${base},"type":"write","result":"accepted","fenceToken":-1}`, /negative/],
+    [`{${base},"type":"write","result":"accepted","fenceToken":1.5}`, /not an integer/],
+    [`{${base},"type":"write","result":"accepted","fenceToken":"12a"}`, /not a non-negative decimal integer/],
+    [`{${base},"type":"write","result":"accepted","observer":"db"}`, /observer "db" is not one of/],
+    [`{"ts":"2026-03-01 10:00:00","type":"write","resource":"r","result":"accepted"}`, /not RFC 3339 with a zone/],
+    [`{"ts":true,"type":"write","resource":"r","result":"accepted"}`, /^ts must be/],
+    [`{${base},"type":"write","result":"accepted","ownerId":7}`, /ownerId must be string/],
+  ])('explains an invalid record: %s', (line, reason) => {
+    const r = map(line);
+    expect(typeof r).toBe('string');
+    expect(r as string).toMatch(reason);
+  });
+
+  it('reads a fenceToken above 2^53 written as a JSON number exactly', () => {
+    const ev = map(`{${base},"type":"write","result":"accepted","fenceToken":9007199254740993}`) as LockEvent;
+    expect(ev.fenceToken).toBe(9007199254740993n);
+  });
+
+  it('reads a leaseId above 2^53 written as a JSON number exactly', () => {
+    const ev = map(`{${base},"type":"acquire","leaseId":7587869104436101437}`) as LockEvent;
+    expect(ev.leaseId).toBe('7587869104436101437');
+  });
+
+  it('refuses to guess when the large number cannot be located unambiguously', () => {
+    const text = `{${base},"type":"write","result":"accepted","fenceToken":9007199254740993,"nested":{"fenceToken":1}}`;
+    const r = canonical.toEvent(JSON.parse(text) as Record<string, unknown>, { file: 'f', line: 1, source: 'f', text });
+    expect(r).toMatch(/above 2\^53.*decimal string/);
+    // Without the raw text, it is invalid with the hint too.
+    const r2 = canonical.toEvent(JSON.parse(text) as Record<string, unknown>, { file: 'f', line: 1, source: 'f' });
+    expect(r2).toMatch(/log it as a decimal string/);
+  });
+
+  it('numberLiteral only returns digits that parse to the same double', () => {
+    expect(numberLiteral('{"fenceToken": 12345678901234567890}', 'fenceToken', 12345678901234567890)).toBe('12345678901234567890');
+    expect(numberLiteral('{"fenceToken":1e30}', 'fenceToken', 1e30)).toBeUndefined();
+    expect(numberLiteral('{"fenceToken":5}', 'fenceToken', 6)).toBeUndefined();
+  });
+
+  it('keeps prototype-named keys as plain data', () => {
+    const ev = map(`{${base},"type":"write","result":"accepted","fenceToken":1,"__proto__":{"polluted":true},"constructor":"x"}`) as LockEvent;
+    expect(typeof ev).toBe('object');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});

@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { gzipSync } from 'node:zlib';
+import { readLines } from '../src/ingest/lines.js';
+import { streamSource } from '../src/ingest/open.js';
+
+async function collect(chunks: Buffer[], maxLineBytes?: number): Promise<{ line: number; text: string | null }[]> {
+  async function* gen() {
+    for (const c of chunks) yield c;
+  }
+  const out: { line: number; text: string | null }[] = [];
+  for await (const b of readLines(gen(), { maxLineBytes })) b.lines.forEach((text, i) => out.push({ line: b.firstLine + i, text }));
+  return out;
+}
+
+/** Split a buffer into chunks of `size` bytes. */
+function split(buf: Buffer, size: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < buf.length; i += size) out.push(buf.subarray(i, i + size));
+  return out;
+}
+
+describe('line reader', () => {
+  it('numbers lines, strips CRLF and keeps a last line without a newline', async () => {
+    const lines = await collect([Buffer.from('a\r\nb\n\n  \nlast')]);
+    expect(lines).toEqual([
+      { line: 1, text: 'a' },
+      { line: 2, text: 'b' },
+      { line: 3, text: '' },
+      { line: 4, text: '  ' },
+      { line: 5, text: 'last' },
+    ]);
+  });
+
+  it('does not invent a line after a trailing newline', async () => {
+    expect(await collect([Buffer.from('a\nb\n')])).toHaveLength(2);
+    expect(await collect([Buffer.from('')])).toHaveLength(0);
+  });
+
+  it('strips a BOM on line 1 only', async () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    const lines = await collect([Buffer.concat([bom, Buffer.from('{"a":1}\n'), bom, Buffer.from('x\n')])]);
+    expect(lines[0]!.text).toBe('{"a":1}');
+    expect(lines[1]!.text).toBe('\ufeffx');
+  });
+
+  it('decodes multi-byte UTF-8 split across every possible chunk boundary', async () => {
+    const text = 'ресурс-7 ✓ 🔒 naïve\nzweite Zeile – ok\n';
+    const buf = Buffer.from(text);
+    for (const size of [1, 2, 3, 5, 7]) {
+      const lines = await collect(split(buf, size));
+      expect(lines.map((l) => l.text)).toEqual(['ресурс-7 ✓ 🔒 naïve', 'zweite Zeile – ok']);
+    }
+  });
+
+  it('joins a line split across chunks, including a CR before the split LF', async () => {
+    const lines = await collect([Buffer.from('{"a":'), Buffer.from('1}\r'), Buffer.from('\nnext')]);
+    expect(lines.map((l) => l.text)).toEqual(['{"a":1}', 'next']);
+  });
+
+  it('skips a line over the cap, keeps counting lines, and does not buffer it', async () => {
+    const long = Buffer.alloc(5 * 1024 * 1024, 0x61);
+    const chunks = [Buffer.from('first\n'), ...split(long, 64 * 1024), Buffer.from('\nafter\n')];
+    const lines = await collect(chunks, 1024);
+    expect(lines).toEqual([
+      { line: 1, text: 'first' },
+      { line: 2, text: null },
+      { line: 3, text: 'after' },
+    ]);
+  });
+
+  it('reports an over-long last line without a newline', async () => {
+    const lines = await collect([Buffer.from('ok\n'), Buffer.alloc(3000, 0x62)], 1000);
+    expect(lines).toEqual([
+      { line: 1, text: 'ok' },
+      { line: 2, text: null },
+    ]);
+  });
+
+  it('a line exactly at the cap is kept', async () => {
+    const lines = await collect([Buffer.from('x'.repeat(10) + '\n' + 'y'.repeat(11) + '\n')], 10);
+    expect(lines.map((l) => l.text)).toEqual(['x'.repeat(10), null]);
+  });
+});
+
+describe('input sources', () => {
+  async function readAll(source: ReturnType<typeof streamSource>): Promise<string> {
+    const parts: Buffer[] = [];
+    for await (const c of source.open()) parts.push(c);
+    return Buffer.concat(parts).toString('utf8');
+  }
+
+  it('detects gzip by its magic bytes, whatever the name', async () => {
+    const gz = gzipSync(Buffer.from('{"a":1}\n{"b":2}\n'));
+    async function* gen() {
+      yield gz.subarray(0, 1); // the magic split across chunks
+      yield gz.subarray(1);
+    }
+    expect(await readAll(streamSource('log.ndjson', gen()))).toBe('{"a":1}\n{"b":2}\n');
+  });
+
+  it('passes plain bytes through unchanged', async () => {
+    async function* gen() {
+      yield Buffer.from('{');
+      yield Buffer.from('"a":1}\n');
+    }
+    expect(await readAll(streamSource('x', gen()))).toBe('{"a":1}\n');
+  });
+
+  it('reads concatenated gzip members', async () => {
+    const gz = Buffer.concat([gzipSync(Buffer.from('one\n')), gzipSync(Buffer.from('two\n'))]);
+    async function* gen() {
+      yield gz;
+    }
+    expect(await readAll(streamSource('x', gen()))).toBe('one\ntwo\n');
+  });
+
+  it('turns a truncated gzip into an InputError', async () => {
+    const gz = gzipSync(Buffer.from('{"a":1}\n'.repeat(1000)));
+    async function* gen() {
+      yield gz.subarray(0, gz.length - 20);
+    }
+    await expect(readAll(streamSource('cut.gz', gen()))).rejects.toThrow(/cut\.gz/);
+  });
+});
