@@ -28,10 +28,10 @@ export function renderTable(report: Report, options: TableOptions): string {
   out.push('');
 
   if (report.findings.length > 0) {
-    const table = new Table({ head: ['#', 'severity', 'rule', 'resource', 'finding', 'evidence'], style, ...fit(options.width, [5, 10, 22, 18, 44, 40]) });
-    for (const f of report.findings) {
-      table.push([f.id, c.severity(f.severity), f.rule, t(f.resource), `${t(f.message)}\n(${f.certainty})`, evidenceCell(f)]);
-    }
+    const head = ['#', 'severity', 'rule', 'resource', 'finding', 'evidence'];
+    const rows = report.findings.map((f) => [f.id, f.severity, f.rule, t(f.resource), `${t(f.message)}\n(${f.certainty})`, evidenceCell(f)]);
+    const table = new Table({ head, style, ...fit(options.width, [head, ...rows], [3, 4]) });
+    for (const r of rows) table.push([r[0]!, c.severity(r[1]!), ...r.slice(2)]);
     out.push(table.toString());
     if (s.findingsOmitted > 0) out.push(`… ${s.findingsOmitted} more findings not listed (raise --max-findings)`);
     out.push('');
@@ -43,8 +43,10 @@ export function renderTable(report: Report, options: TableOptions): string {
   const max = options.maxResources ?? 50;
   const sorted = report.resources.slice().sort((a, b) => ORDER[a.readiness] - ORDER[b.readiness] || cmp(a.resource, b.resource));
   if (sorted.length > 0) {
-    const table = new Table({ head: ['resource', 'readiness', 'highest token', 'writes\nacc/stale/other', 'why'], style, ...fit(options.width, [24, 11, 22, 17, 46]) });
-    for (const r of sorted.slice(0, max)) table.push(resourceRow(r, c));
+    const head = ['resource', 'readiness', 'highest token', 'writes\nacc/stale/other', 'why'];
+    const rows = sorted.slice(0, max).map(resourceRow);
+    const table = new Table({ head, style, ...fit(options.width, [head, ...rows], [0, 4]) });
+    for (const r of rows) table.push([r[0]!, c.verdict(r[1] as Readiness, r[1]!), ...r.slice(2)]);
     out.push(table.toString());
     if (sorted.length > max) out.push(`… ${sorted.length - max} more resources (see --format json)`);
     out.push('');
@@ -61,32 +63,33 @@ export function renderTable(report: Report, options: TableOptions): string {
 }
 
 /**
- * Column widths for a terminal of `width` columns: the two widest columns shrink to fit.
- * No fixed widths (and no wrapping) when not writing to a terminal.
+ * Column widths for a terminal of `width` columns: columns start at their content's width and the
+ * `flexible` ones (prose) shrink, widest first, down to 20, until the table fits. Other columns
+ * (ids, file:line) keep their width so nothing is cut. No fixed widths when not on a terminal.
  */
-function fit(width: number | undefined, widths: number[]): { colWidths?: number[]; wordWrap?: boolean } {
+function fit(width: number | undefined, rows: string[][], flexible: number[]): { colWidths?: number[]; wordWrap?: boolean } {
   if (width === undefined) return {};
-  const total = widths.reduce((a, b) => a + b, 0) + widths.length + 1;
-  const w = widths.slice();
-  let excess = total - width;
-  const order = w.map((_, i) => i).sort((a, b) => w[b]! - w[a]!).slice(0, 2);
-  for (const i of order) {
-    if (excess <= 0) break;
-    const cut = Math.min(excess, w[i]! - 16);
-    if (cut > 0) {
-      w[i]! -= cut;
-      excess -= cut;
-    }
+  const w = rows[0]!.map((_, c) => 2 + Math.max(...rows.map((r) => Math.max(...r[c]!.split('\n').map((l) => l.length)))));
+  const MIN = 20;
+  let excess = w.reduce((a, b) => a + b, 0) + w.length + 1 - width;
+  while (excess > 0) {
+    let widest = -1;
+    for (const c of flexible) if (w[c]! > MIN && (widest === -1 || w[c]! > w[widest]!)) widest = c;
+    if (widest === -1) break;
+    const next = Math.max(MIN, ...flexible.filter((c) => c !== widest).map((c) => w[c]!));
+    const cut = Math.min(excess, Math.max(1, w[widest]! - next));
+    w[widest]! -= cut;
+    excess -= cut;
   }
   return { colWidths: w, wordWrap: true };
 }
 
 function evidenceCell(f: Finding): string {
-  return f.evidence.map((e) => `${t(e.file)}:${e.line} ${t(e.role)}`).join('\n');
+  return f.evidence.map((e) => `${t(e.file)}:${e.line}\n  ${t(e.role)}`).join('\n');
 }
 
-function resourceRow(r: ResourceSummary, c: Colors): string[] {
-  return [t(r.resource), c.verdict(r.readiness, r.readiness), r.highestAcceptedToken ?? '-', `${r.writes.accepted}/${r.writes.rejectedStaleFence}/${r.writes.rejectedOther}`, r.reason];
+function resourceRow(r: ResourceSummary): string[] {
+  return [t(r.resource), r.readiness, r.highestAcceptedToken ?? '-', `${r.writes.accepted}/${r.writes.rejectedStaleFence}/${r.writes.rejectedOther}`, r.reason];
 }
 
 function cmp(a: string, b: string): number {

@@ -1,0 +1,201 @@
+import { PassThrough, Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { analyze, Engine, rules, type Finding } from '../src/index.js';
+import { canonical } from '../src/profiles/canonical.js';
+import { MAX_LEASES } from '../src/timeline/timeline.js';
+import type { LockEvent } from '../src/model/event.js';
+
+const T0 = Date.UTC(2026, 2, 1, 10);
+type Rec = Record<string, unknown>;
+const at = (s: number) => new Date(T0 + s * 1000).toISOString();
+
+/** The article's incident as records; `late` is the result of A's late write. */
+function article(late: string, resource = 'resource-7'): Rec[] {
+  return [
+    { ts: at(0), type: 'acquire', resource, ownerId: 'A', leaseId: 'lease-A', fenceToken: 1, ttlMs: 10000 },
+    { ts: at(10), type: 'expire', resource, leaseId: 'lease-A' },
+    { ts: at(11), type: 'acquire', resource, ownerId: 'B', leaseId: 'lease-B', fenceToken: 2, ttlMs: 10000 },
+    { ts: at(12), type: 'write', resource, ownerId: 'B', leaseId: 'lease-B', fenceToken: 2, result: 'accepted' },
+    { ts: at(13), type: 'write', resource, ownerId: 'A', leaseId: 'lease-A', fenceToken: 1, result: late },
+  ];
+}
+
+const ndjson = (recs: Rec[]) => recs.map((r) => JSON.stringify(r)).join('\n') + '\n';
+
+describe('analyze() library API', () => {
+  it('takes event objects', async () => {
+    const report = await analyze({ events: article('accepted') });
+    expect(report.findings.map((f) => f.rule)).toEqual(['accepted-stale-write']);
+    expect(report.findings[0]!.evidence.map((e) => [e.file, e.line, e.role])).toEqual([
+      ['events', 4, 'newer accepted write'],
+      ['events', 5, 'late write accepted'],
+    ]);
+    const safe = await analyze({ events: article('rejected-stale-fence') });
+    expect(safe.findings).toEqual([]);
+    expect(safe.resources[0]).toMatchObject({ resource: 'resource-7', readiness: 'verified', highestAcceptedToken: '2', staleWrites: 1 });
+  });
+
+  it('takes named streams and reports file:line from them', async () => {
+    const report = await analyze({ streams: [{ name: 'db.log', stream: Readable.from([Buffer.from(ndjson(article('accepted')))]) }] });
+    expect(report.findings[0]!.evidence[1]).toMatchObject({ file: 'db.log', line: 5, source: 'db.log', fenceToken: '1', ownerId: 'A' });
+  });
+
+  it('counts invalid event objects and keeps going', async () => {
+    const recs = [...article('accepted'), { ts: 'soon', type: 'write', resource: 'x', result: 'accepted' }];
+    const report = await analyze({ events: recs });
+    expect(report.input).toMatchObject({ lines: 6, events: 5, invalid: 1 });
+    expect(report.input.problems[0]).toMatchObject({ file: 'events', line: 6 });
+  });
+
+  it('emits a finding while the input is still open', async () => {
+    const stream = new PassThrough();
+    const seen: Finding[] = [];
+    let resolveFirst!: () => void;
+    const first = new Promise<void>((r) => (resolveFirst = r));
+    const done = analyze({
+      streams: [{ name: 'live', stream }],
+      onFinding: (f) => {
+        seen.push(f);
+        resolveFirst();
+      },
+    });
+    stream.write(ndjson(article('accepted')));
+    await first; // would hang if findings waited for the end of input
+    expect(seen.map((f) => f.rule)).toEqual(['accepted-stale-write']);
+    stream.end();
+    const report = await done;
+    expect(report.findings).toHaveLength(1);
+  });
+
+  it('merges sources by timestamp, ties going to the earlier source', async () => {
+    const w = (token: number, s: number): Rec => ({ ts: at(s), type: 'write', resource: 'r', fenceToken: token, result: 'accepted' });
+    const one = Readable.from([ndjson([w(2, 5)])]);
+    const two = Readable.from([ndjson([w(1, 5)])]);
+    const a = await analyze({ streams: [{ name: 'one', stream: one }, { name: 'two', stream: two }] });
+    expect(a.findings.map((f) => f.rule)).toEqual(['accepted-stale-write']);
+    const b = await analyze({ streams: [{ name: 'two', stream: Readable.from([ndjson([w(1, 5)])]) }, { name: 'one', stream: Readable.from([ndjson([w(2, 5)])]) }] });
+    expect(b.findings).toEqual([]);
+  });
+
+  it("keeps each source's own order even when it is not sorted", async () => {
+    const w = (token: number, s: number): Rec => ({ ts: at(s), type: 'write', resource: 'r', fenceToken: token, result: 'accepted' });
+    // The single source says token 2 then token 1 (its clock went backwards): still a late write.
+    const report = await analyze({ streams: [{ name: 'db', stream: Readable.from([ndjson([w(2, 5), w(1, 4)])]) }] });
+    expect(report.findings.map((f) => f.rule)).toEqual(['accepted-stale-write']);
+  });
+
+  it('caps listed findings but counts every one, for the exit code too', async () => {
+    const recs: Rec[] = [{ ts: at(0), type: 'write', resource: 'r', fenceToken: 100, result: 'accepted' }];
+    for (let i = 1; i <= 5; i++) recs.push({ ts: at(i), type: 'write', resource: 'r', fenceToken: i, result: 'accepted' });
+    const report = await analyze({ events: recs, maxFindings: 2 });
+    expect(report.findings).toHaveLength(2);
+    expect(report.summary).toMatchObject({ findings: 5, findingsOmitted: 3, bySeverity: { error: 5, warning: 0, info: 0 } });
+    expect(report.resources[0]!.findings).toBe(5);
+  });
+
+  it('selects rules by id and rejects unknown ones', async () => {
+    const report = await analyze({ events: article('accepted'), rules: ['missing-token'] });
+    expect(report.findings).toEqual([]);
+    await expect(analyze({ events: [], rules: ['nope'] })).rejects.toThrow(/unknown rule "nope"/);
+  });
+
+  it('refuses to run on nothing', async () => {
+    await expect(analyze({})).rejects.toThrow(/nothing to analyze/);
+  });
+
+  it('strict mode throws on the first invalid line', async () => {
+    await expect(analyze({ events: [{ ts: 'x' }], strict: true })).rejects.toThrow(/events:1: .*--strict/);
+  });
+});
+
+describe('observers', () => {
+  it('a write logged by both the worker and the resource is judged once, by the resource', async () => {
+    const recs = article('accepted');
+    recs.push({ ...recs[4]!, ts: at(13.1), observer: 'worker' }); // the worker logs the same late write
+    const report = await analyze({ events: recs });
+    expect(report.findings).toHaveLength(1);
+    expect(report.findings[0]!.evidence[1]!.observer).toBe('resource');
+  });
+
+  it('when only workers log outcomes, their accepted results stand for the resource', async () => {
+    const recs = article('accepted').map((r) => (r.type === 'write' ? { ...r, observer: 'worker' } : r));
+    const report = await analyze({ events: recs });
+    expect(report.findings.map((f) => f.rule)).toEqual(['accepted-stale-write']);
+  });
+
+  it('certainty: definite within one source, likely or possible across sources by the skew bound', async () => {
+    const recs = article('accepted');
+    const cross = recs.map((r, i) => (i === 4 ? { ...r, source: 'worker-a-host' } : r));
+    const likely = await analyze({ events: cross, clockSkewMs: 250 });
+    expect(likely.findings[0]!.certainty).toBe('likely'); // 1 s apart, bound 250 ms
+    const possible = await analyze({ events: cross, clockSkewMs: 5000 });
+    expect(possible.findings[0]!.certainty).toBe('possible');
+    const same = await analyze({ events: recs });
+    expect(same.findings[0]!.certainty).toBe('definite');
+  });
+});
+
+describe('stale releases', () => {
+  const base = (resource = 'q'): Rec[] => [
+    { ts: at(0), type: 'acquire', resource, ownerId: 'A', leaseId: 'l-A', fenceToken: 1 },
+    { ts: at(5), type: 'expire', resource, leaseId: 'l-A' },
+    { ts: at(6), type: 'acquire', resource, ownerId: 'B', leaseId: 'l-B', fenceToken: 2 },
+  ];
+
+  it('an old release that succeeds while B holds is a finding, and B loses its hold', async () => {
+    const recs = [...base(), { ts: at(7), type: 'release', resource: 'q', ownerId: 'A', leaseId: 'l-A', fenceToken: 1 }];
+    const report = await analyze({ events: recs });
+    expect(report.findings.map((f) => f.rule)).toEqual(['stale-release']);
+    expect(report.findings[0]!.evidence.map((e) => e.role)).toEqual(['old handle granted', 'old handle ended', 'current holder granted', 'old handle released the lock']);
+    // A second old release after B lost its hold finds no holder: no second finding.
+    const again = await analyze({ events: [...recs, { ts: at(8), type: 'release', resource: 'q', leaseId: 'l-A' }] });
+    expect(again.findings).toHaveLength(1);
+  });
+
+  it('a rejected old release is correct behaviour and makes the resource verified', async () => {
+    const report = await analyze({ events: [...base(), { ts: at(7), type: 'release', resource: 'q', leaseId: 'l-A', result: 'rejected' }] });
+    expect(report.findings).toEqual([]);
+    expect(report.resources[0]).toMatchObject({ readiness: 'verified', oldHandleReleases: 1 });
+  });
+
+  it("the holder's own release is fine", async () => {
+    const report = await analyze({ events: [...base(), { ts: at(7), type: 'release', resource: 'q', leaseId: 'l-B' }] });
+    expect(report.findings).toEqual([]);
+    expect(report.resources[0]!.readiness).toBe('untested');
+  });
+});
+
+describe('bounded state', () => {
+  it('per-resource state does not grow with the number of events', () => {
+    const engine = new Engine({ rules, ringSize: 8 });
+    const mk = (i: number, type: LockEvent['type'], extra: Partial<LockEvent> = {}): LockEvent => ({
+      ts: T0 + i,
+      type,
+      resource: 'hot',
+      result: type === 'write' ? 'accepted' : type === 'acquire' ? 'granted' : type === 'release' ? 'released' : 'ok',
+      observer: type === 'write' ? 'resource' : 'authority',
+      source: 's',
+      file: 'f',
+      line: i,
+      ...extra,
+    });
+    for (let i = 0; i < 50000; i++) {
+      const token = BigInt(i);
+      engine.push(mk(4 * i, 'acquire', { leaseId: `l${i}`, ownerId: `w${i % 7}`, fenceToken: token }));
+      engine.push(mk(4 * i + 1, 'keepalive', { leaseId: `l${i}` }));
+      engine.push(mk(4 * i + 2, 'write', { leaseId: `l${i}`, fenceToken: token }));
+      if (i % 3 !== 0) engine.push(mk(4 * i + 3, 'release', { leaseId: `l${i}` })); // some leases never end
+    }
+    const t = engine.timeline('hot')!;
+    expect(t.leases.length).toBeLessThanOrEqual(MAX_LEASES);
+    expect(t.recent().length).toBeLessThanOrEqual(8);
+    expect(engine.findings).toEqual([]);
+    expect(t.highest!.token).toBe(49999n);
+  });
+
+  it('the canonical profile output does not keep the raw line', () => {
+    const text = JSON.stringify({ ts: at(0), type: 'write', resource: 'r', fenceToken: 1, result: 'accepted' });
+    const ev = canonical.toEvent(JSON.parse(text) as Rec, { file: 'f', line: 1, source: 'f', text }) as LockEvent;
+    expect(Object.values(ev)).not.toContain(text);
+  });
+});
