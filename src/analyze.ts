@@ -37,6 +37,9 @@ export interface AnalyzeOptions {
   clockSkewMs?: number;
   /** Findings listed in the report. Default 10000. */
   maxFindings?: number;
+  /** busy-rate-rising window in ms (default 60000), threshold 0..1 (default 0.25). */
+  busyWindowMs?: number;
+  busyThreshold?: number;
   /** Called as soon as a finding is detected. */
   onFinding?: (finding: Finding) => void;
   /** Called for every invalid line. */
@@ -66,11 +69,14 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     rules,
     clockSkewMs: options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
     maxFindings: options.maxFindings,
+    busyWindowMs: options.busyWindowMs,
+    busyThreshold: options.busyThreshold,
     onFinding: options.onFinding,
   });
   for await (const batch of mergeByTime(sources)) {
     for (let i = 0; i < batch.length; i++) engine.push(batch[i]!);
   }
+  engine.finish();
   return buildReport(engine, stats);
 }
 
@@ -140,6 +146,7 @@ export function buildReport(engine: Engine, stats: InputStats): Report {
       findings: engine.findings.length + engine.findingsOmitted,
       findingsOmitted: engine.findingsOmitted,
       bySeverity: { ...engine.bySeverity },
+      possibleBySeverity: { ...engine.possibleBySeverity },
       byRule: { ...engine.byRule },
       resources: resources.length,
       byReadiness,

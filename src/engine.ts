@@ -5,7 +5,8 @@
 import type { LockEvent } from './model/event.js';
 import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity } from './model/report.js';
 import { isoOf } from './model/time.js';
-import type { EvidenceRef, ReportInput, Rule, RuleContext } from './rules/types.js';
+import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
+import { DEFAULT_MAX_OPERATIONS, OperationIndex } from './timeline/operations.js';
 import { ResourceTimeline } from './timeline/timeline.js';
 
 export interface EngineOptions {
@@ -16,6 +17,12 @@ export interface EngineOptions {
   maxFindings?: number;
   /** Recent events kept per resource for stories. */
   ringSize?: number;
+  /** busy-rate-rising: window length in ms (default 60 s), threshold (default 0.25), attempts per window (default 5). */
+  busyWindowMs?: number;
+  busyThreshold?: number;
+  busyMinAttempts?: number;
+  /** Operations remembered for duplicate-effect and views (default 100 000). */
+  maxOperations?: number;
   /** Called as soon as a finding is detected (live output). */
   onFinding?: (finding: Finding) => void;
 }
@@ -23,6 +30,9 @@ export interface EngineOptions {
 export const DEFAULT_CLOCK_SKEW_MS = 250;
 export const DEFAULT_MAX_FINDINGS = 10000;
 export const DEFAULT_RING_SIZE = 8;
+export const DEFAULT_BUSY_WINDOW_MS = 60_000;
+export const DEFAULT_BUSY_THRESHOLD = 0.25;
+export const DEFAULT_BUSY_MIN_ATTEMPTS = 5;
 
 const CANONICAL_FIELDS = new Set([
   'ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source',
@@ -33,13 +43,17 @@ export class Engine {
   findingsOmitted = 0;
   /** Totals, including findings past the cap. */
   readonly bySeverity: Record<Severity, number> = { error: 0, warning: 0, info: 0 };
+  /** Of those, the ones whose certainty is only `possible`. */
+  readonly possibleBySeverity: Record<Severity, number> = { error: 0, warning: 0, info: 0 };
+  readonly operations: OperationIndex;
+  readonly options: RuleOptions;
   readonly byRule: Record<string, number> = {};
   private readonly timelines = new Map<string, ResourceTimeline>();
   private readonly handlers: Map<string, { rule: Rule; handle: NonNullable<Rule['on'][keyof Rule['on']]> }[]>;
-  private readonly skew: number;
   private readonly maxFindings: number;
   private readonly ringSize: number;
   private readonly onFinding?: (finding: Finding) => void;
+  private readonly ends: Rule[];
   private seq = 0;
   // Reused per event to avoid a closure per event on the hot path.
   private currentRule: Rule | undefined;
@@ -47,7 +61,14 @@ export class Engine {
   private readonly context: RuleContext;
 
   constructor(options: EngineOptions) {
-    this.skew = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
+    this.options = {
+      clockSkewMs: options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
+      busyWindowMs: options.busyWindowMs ?? DEFAULT_BUSY_WINDOW_MS,
+      busyThreshold: options.busyThreshold ?? DEFAULT_BUSY_THRESHOLD,
+      busyMinAttempts: options.busyMinAttempts ?? DEFAULT_BUSY_MIN_ATTEMPTS,
+    };
+    this.operations = new OperationIndex(options.maxOperations ?? DEFAULT_MAX_OPERATIONS);
+    this.ends = options.rules.filter((r) => r.end !== undefined);
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.ringSize = options.ringSize ?? DEFAULT_RING_SIZE;
     this.onFinding = options.onFinding;
@@ -65,8 +86,13 @@ export class Engine {
       get timeline() {
         return self.currentTimeline!;
       },
+      options: this.options,
+      operations: this.operations,
       report(input: ReportInput) {
-        self.report(input);
+        return self.report(input);
+      },
+      addEvidence(finding: Finding, ref: EvidenceRef) {
+        addEvidence(finding, ref);
       },
     };
   }
@@ -86,7 +112,31 @@ export class Engine {
       }
       this.currentRule = undefined;
     }
+    if (event.type === 'write' && event.operationId !== undefined) this.track(timeline, event);
     timeline.apply(event);
+  }
+
+  /** Index writes by operationId: the first accepted decision, and worker views of the same write. */
+  private track(timeline: ResourceTimeline, write: LockEvent): void {
+    const entry = this.operations.touch(timeline.resource, write.operationId!);
+    if (timeline.isDecision(write)) {
+      if (write.result === 'accepted') entry.accepted ??= write;
+      return;
+    }
+    if (!OperationIndex.addView(entry, write)) return;
+    for (const f of entry.findings) addEvidence(f, { event: write, role: viewRole(write) });
+  }
+
+  /** End of input: rules that wait (e.g. out a clock-skew window) report now. */
+  finish(): void {
+    for (const rule of this.ends) {
+      this.currentRule = rule;
+      for (const t of this.timelines.values()) {
+        this.currentTimeline = t;
+        rule.end!(this.context);
+      }
+    }
+    this.currentRule = undefined;
   }
 
   get resourceCount(): number {
@@ -105,23 +155,26 @@ export class Engine {
     return out;
   }
 
-  private report(input: ReportInput): void {
+  private report(input: ReportInput): Finding | undefined {
     const rule = this.currentRule!;
     const timeline = this.currentTimeline!;
     const severity: Severity = input.severity ?? rule.meta.severity;
+    let certainty: Certainty = input.certainty ?? this.certaintyOf(input.order);
+    if (input.inferred && certainty === 'definite') certainty = 'likely';
     timeline.findings++;
-    if (severity === 'error') timeline.errorFindings++;
+    if (severity === 'error' && certainty !== 'possible') timeline.errorFindings++;
     this.bySeverity[severity]++;
+    if (certainty === 'possible') this.possibleBySeverity[severity]++;
     this.byRule[rule.meta.id] = (this.byRule[rule.meta.id] ?? 0) + 1;
     if (this.findings.length >= this.maxFindings) {
       this.findingsOmitted++;
-      return;
+      return undefined;
     }
     const finding: Finding = {
       id: `F${++this.seq}`,
       rule: rule.meta.id,
       severity,
-      certainty: input.certainty ?? this.certaintyOf(input.order),
+      certainty,
       resource: timeline.resource,
       message: input.message,
       symptom: rule.meta.symptom,
@@ -130,8 +183,16 @@ export class Engine {
       action: rule.meta.action,
       evidence: input.evidence.map(toEvidence),
     };
+    if (input.details !== undefined) finding.details = input.details;
+    const subject = input.subject ?? input.evidence[input.evidence.length - 1]?.event;
+    if (subject !== undefined && subject.operationId !== undefined && subject.type === 'write') {
+      const entry = this.operations.touch(timeline.resource, subject.operationId);
+      OperationIndex.link(entry, finding);
+      for (const view of entry.views) addEvidence(finding, { event: view, role: viewRole(view) });
+    }
     this.findings.push(finding);
     this.onFinding?.(finding);
+    return finding;
   }
 
   /**
@@ -143,27 +204,40 @@ export class Engine {
     if (order === undefined) return 'definite';
     const [a, b] = order;
     if (a.source === b.source) return 'definite';
-    return b.ts - a.ts > this.skew ? 'likely' : 'possible';
+    return b.ts - a.ts > this.options.clockSkewMs ? 'likely' : 'possible';
   }
+}
+
+function viewRole(view: LockEvent): string {
+  return `worker's view: ${view.result}${view.fenceToken !== undefined ? ` with token ${view.fenceToken}` : ' with no token'}`;
+}
+
+/** Add an evidence item unless the same line is already there in the same role. */
+function addEvidence(finding: Finding, ref: EvidenceRef): void {
+  const item = toEvidence(ref);
+  if (finding.evidence.some((e) => e.file === item.file && e.line === item.line && e.role === item.role)) return;
+  finding.evidence.push(item);
 }
 
 export function toEvidence(ref: EvidenceRef): EvidenceItem {
   const e = ref.event;
+  const inferred = ref.inferredEnd !== undefined;
   const item: EvidenceItem = {
     role: ref.role,
     file: e.file,
     line: e.line,
     source: e.source,
-    ts: isoOf(e.ts),
-    type: e.type,
-    result: e.result,
-    observer: e.observer,
+    ts: isoOf(inferred ? ref.inferredEnd! : e.ts),
+    type: inferred ? 'expire' : e.type,
+    result: inferred ? 'expired' : e.result,
+    observer: inferred ? 'authority' : e.observer,
   };
+  if (inferred) item.inferred = true;
   if (e.ownerId !== undefined) item.ownerId = e.ownerId;
   if (e.leaseId !== undefined) item.leaseId = e.leaseId;
   if (e.operationId !== undefined) item.operationId = e.operationId;
   if (e.fenceToken !== undefined) item.fenceToken = e.fenceToken.toString();
-  const fields = extraFields(e.record);
+  const fields = inferred ? undefined : extraFields(e.record);
   if (fields !== undefined) item.fields = fields;
   return item;
 }

@@ -6,7 +6,7 @@ import { analyze } from '../analyze.js';
 import { InputError } from '../ingest/open.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../ingest/lines.js';
 import { StrictInputError, DEFAULT_MAX_PROBLEMS } from '../ingest/records.js';
-import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_FINDINGS } from '../engine.js';
+import { DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS, DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_FINDINGS } from '../engine.js';
 import { parseDuration } from '../model/time.js';
 import type { Report, Severity } from '../model/report.js';
 import { renderJson } from '../report/json.js';
@@ -49,6 +49,9 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .option('max-problems', { type: 'number', default: DEFAULT_MAX_PROBLEMS, describe: 'Invalid lines listed in the report (all are counted)' })
           .option('max-findings', { type: 'number', default: DEFAULT_MAX_FINDINGS, describe: 'Findings listed in the report (all are counted)' })
           .option('clock-skew', { type: 'string', default: `${DEFAULT_CLOCK_SKEW_MS}ms`, describe: 'Bound on clock skew between sources, e.g. 250ms, 1s' })
+          .option('include-possible', { type: 'boolean', default: false, describe: 'Let findings of certainty "possible" count for --fail-on too' })
+          .option('busy-window', { type: 'string', default: `${DEFAULT_BUSY_WINDOW_MS / 1000}s`, describe: 'busy-rate-rising: length of the time windows compared' })
+          .option('busy-threshold', { type: 'number', default: DEFAULT_BUSY_THRESHOLD, describe: 'busy-rate-rising: rise of the busy share over the first window that is reported (0-1)' })
           .option('rule', { type: 'string', describe: 'Run only these rules: --rule a --rule b, or --rule a,b (see `stalewrite rules`)' })
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print invalid lines to stderr' })
           .example('$0 analyze fixtures/article-unsafe.ndjson', 'Find the late write in the article\'s incident')
@@ -109,6 +112,9 @@ interface AnalyzeArgs {
   'max-problems': number;
   'max-findings': number;
   'clock-skew': string;
+  'include-possible': boolean;
+  'busy-window': string;
+  'busy-threshold': number;
   rule?: string | string[];
   quiet: boolean;
 }
@@ -116,6 +122,10 @@ interface AnalyzeArgs {
 async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   const clockSkewMs = parseDuration(args['clock-skew']);
   if (clockSkewMs === undefined) throw new UsageError(`--clock-skew "${args['clock-skew']}" is not a duration such as 250ms or 1s`);
+  const busyWindowMs = parseDuration(args['busy-window']);
+  if (busyWindowMs === undefined || busyWindowMs <= 0) throw new UsageError(`--busy-window "${args['busy-window']}" is not a positive duration such as 60s or 5m`);
+  const busyThreshold = args['busy-threshold'];
+  if (!(busyThreshold > 0 && busyThreshold <= 1)) throw new UsageError('--busy-threshold must be a number above 0 and at most 1');
   for (const [name, v, min] of [['max-invalid', args['max-invalid'], 0], ['max-line-bytes', args['max-line-bytes'], 1], ['max-problems', args['max-problems'], 0], ['max-findings', args['max-findings'], 0]] as const) {
     if (v !== undefined && (!Number.isInteger(v) || v < min)) throw new UsageError(`--${name} must be a whole number ≥ ${min}`);
   }
@@ -132,6 +142,8 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
     maxProblems: args['max-problems'],
     maxFindings: args['max-findings'],
     clockSkewMs,
+    busyWindowMs,
+    busyThreshold,
     rules: args.rule === undefined ? undefined : ([] as string[]).concat(args.rule).flatMap((r) => r.split(',')).map((r) => r.trim()).filter((r) => r !== ''),
     onProblem: args.quiet
       ? undefined
@@ -148,14 +160,17 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   if (args.output !== undefined) await writeFile(args.output, text);
   else await writeOut(text);
   if (report.input.files.some((f) => f.error !== undefined)) return EXIT_USAGE;
-  return exitCodeFor(report, args['fail-on']);
+  return exitCodeFor(report, args['fail-on'], args['include-possible']);
 }
 
-/** 1 when a finding at or above the threshold exists, else 0. */
-export function exitCodeFor(report: Report, failOn: Severity | 'none'): number {
+/**
+ * 1 when a finding at or above the threshold exists, else 0. Findings whose certainty is only
+ * `possible` count only with includePossible.
+ */
+export function exitCodeFor(report: Report, failOn: Severity | 'none', includePossible = false): number {
   if (failOn === 'none') return EXIT_OK;
-  const s = report.summary.bySeverity;
-  const n = failOn === 'error' ? s.error : failOn === 'warning' ? s.error + s.warning : s.error + s.warning + s.info;
+  const count = (s: Record<Severity, number>) => (failOn === 'error' ? s.error : failOn === 'warning' ? s.error + s.warning : s.error + s.warning + s.info);
+  const n = count(report.summary.bySeverity) - (includePossible ? 0 : count(report.summary.possibleBySeverity));
   return n > 0 ? EXIT_FINDINGS : EXIT_OK;
 }
 

@@ -21,6 +21,11 @@ export interface EvidenceItem {
   observer: string;
   /** Fields of the original record that are not canonical, for display. */
   fields?: Record<string, unknown>;
+  /**
+   * This item is a lease end that no line logged: it was inferred as last renewal + ttl.
+   * `ts` is the inferred time; `file:line` point at the renewal it was inferred from.
+   */
+  inferred?: boolean;
 }
 
 export interface Finding {
@@ -35,6 +40,8 @@ export interface Finding {
   check: string;
   action: string;
   evidence: EvidenceItem[];
+  /** Structured figures behind the finding, where the rule has them (e.g. busy-rate-rising). */
+  details?: Record<string, unknown>;
 }
 
 export interface ResourceSummary {
@@ -89,6 +96,8 @@ export interface Report {
     /** Findings detected but not listed, past the cap. */
     findingsOmitted: number;
     bySeverity: Record<Severity, number>;
+    /** Of bySeverity, the findings whose certainty is only `possible` (not counted by --fail-on unless --include-possible). */
+    possibleBySeverity: Record<Severity, number>;
     byRule: Record<string, number>;
     resources: number;
     byReadiness: Record<Readiness, number>;

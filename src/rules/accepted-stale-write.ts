@@ -1,4 +1,5 @@
 import { formatToken } from '../model/format.js';
+import { who } from './describe.js';
 import type { Rule } from './types.js';
 
 /** A late write with a lower token than one the resource already accepted was accepted too. */
@@ -16,11 +17,11 @@ export const acceptedStaleWrite: Rule = {
     write(event, { timeline, report }) {
       if (event.result !== 'accepted' || !timeline.isDecision(event)) return;
       if (timeline.staleness(event) !== 'stale') return;
-      const newer = timeline.highest!.write;
+      const newer = timeline.highest!.event;
       report({
         message:
-          `${who(event.ownerId)} wrote with token ${formatToken(event.fenceToken)} and was accepted ` +
-          `after token ${formatToken(newer.fenceToken)} from ${who(newer.ownerId)} had been accepted`,
+          `${who(event)} wrote with token ${formatToken(event.fenceToken)} and was accepted ` +
+          `after token ${formatToken(newer.fenceToken)} from ${who(newer)} had been accepted`,
         evidence: [
           { event: newer, role: 'newer accepted write' },
           { event, role: 'late write accepted' },
@@ -31,6 +32,3 @@ export const acceptedStaleWrite: Rule = {
   },
 };
 
-function who(owner: string | undefined): string {
-  return owner ?? 'a writer with no ownerId';
-}

@@ -1,4 +1,7 @@
-import type { Rule } from './types.js';
+import { formatToken } from '../model/format.js';
+import type { LockEvent } from '../model/event.js';
+import { who } from './describe.js';
+import type { EvidenceRef, Rule } from './types.js';
 
 /** The resource accepted a write that carried no fencing token. */
 export const missingToken: Rule = {
@@ -12,17 +15,28 @@ export const missingToken: Rule = {
     action: 'Carry the fencing token with every write and store the highest accepted generation on the resource',
   },
   on: {
-    write(event, { timeline, report }) {
+    write(event, { timeline, report, operations }) {
       if (event.result !== 'accepted' || event.fenceToken !== undefined || !timeline.isDecision(event)) return;
       const lease = event.ownerId !== undefined || event.leaseId !== undefined ? timeline.findLease(event) : undefined;
-      const evidence = [];
+      const evidence: EvidenceRef[] = [];
       if (lease !== undefined) evidence.push({ event: lease.grant, role: 'writer granted the lock' });
       evidence.push({ event, role: 'write accepted without a token' });
+      // A worker's view of the same operation that carried a token: the token was dropped in transit.
+      const carried = event.operationId === undefined ? undefined : operations.get(event.resource, event.operationId)?.views.find(hasToken);
       report({
-        message: `${event.ownerId ?? 'a writer with no ownerId'} wrote without a fencing token and the resource accepted it`,
+        message: carried !== undefined ? droppedMessage(event, carried) : `${who(event)} wrote without a fencing token and the resource accepted it`,
         evidence,
         certainty: 'definite',
+        subject: event,
       });
     },
   },
 };
+
+export function droppedMessage(write: LockEvent, view: LockEvent): string {
+  return `${who(write)}'s write reached the resource without a fencing token and was accepted, although the worker sent token ${formatToken(view.fenceToken)}: the token was dropped in transit`;
+}
+
+function hasToken(e: LockEvent): boolean {
+  return e.fenceToken !== undefined;
+}

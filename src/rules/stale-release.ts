@@ -1,6 +1,5 @@
-import { formatToken } from '../model/format.js';
-import type { LockEvent } from '../model/event.js';
-import type { Rule } from './types.js';
+import { handle, leaseEndEvidence } from './describe.js';
+import type { EvidenceRef, Rule } from './types.js';
 
 /** A release from an old handle removed the current holder's lock. */
 export const staleRelease: Rule = {
@@ -19,24 +18,25 @@ export const staleRelease: Rule = {
       const holder = timeline.isOldHandleRelease(event);
       if (holder === undefined) return;
       const old = timeline.findLease(event);
-      const evidence = [];
-      if (old !== undefined && old.grant !== holder.grant) evidence.push({ event: old.grant, role: 'old handle granted' });
-      if (old?.end !== undefined && old.end !== event) evidence.push({ event: old.end, role: 'old handle ended' });
+      const evidence: EvidenceRef[] = [];
+      let inferred = false;
+      if (old !== undefined && old.grant !== holder.grant) {
+        evidence.push({ event: old.grant, role: 'old handle granted' });
+        const end = leaseEndEvidence(old);
+        if (end !== undefined) {
+          evidence.push({ ...end, role: end.inferredEnd !== undefined ? 'old handle ended (inferred: last renewal + ttl)' : 'old handle ended' });
+          inferred = end.inferredEnd !== undefined;
+        }
+      }
       evidence.push({ event: holder.grant, role: 'current holder granted' });
       evidence.push({ event, role: 'old handle released the lock' });
       report({
         message: `a release from ${handle(event)} succeeded while ${handle(holder.grant)} held the lock`,
         evidence,
         order: [holder.grant, event],
+        inferred,
       });
     },
   },
 };
 
-function handle(e: LockEvent): string {
-  const parts: string[] = [];
-  if (e.ownerId !== undefined) parts.push(e.ownerId);
-  if (e.leaseId !== undefined) parts.push(`lease ${e.leaseId}`);
-  if (e.fenceToken !== undefined) parts.push(`token ${formatToken(e.fenceToken)}`);
-  return parts.length > 0 ? parts.join(', ') : 'an unnamed handle';
-}

@@ -1,8 +1,10 @@
 /**
- * Per-resource state. Small and bounded: a few leases, the highest accepted token with the write
- * that set it, a ring of recent events and counters. Memory grows with resources, never with events.
+ * Per-resource state. Small and bounded: a few leases, the highest accepted and granted tokens with
+ * the events that set them, a window of recently granted tokens, a ring of recent events, counters.
+ * Memory grows with resources, never with events.
  */
 import type { LockEvent } from '../model/event.js';
+import { Reservoir } from './stats.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
@@ -12,15 +14,18 @@ export interface Lease {
   readonly fenceToken?: bigint;
   readonly grant: LockEvent;
   ttlMs?: number;
-  /** Time of the grant or the last successful keepalive. */
-  lastRenewAt: number;
+  /** The grant or the last successful keepalive. */
+  lastRenew: LockEvent;
   end?: LockEvent;
   endKind?: LeaseEnd;
+  /** Rules that report at most once per lease. */
+  gapReported?: boolean;
+  equalInfoReported?: boolean;
 }
 
-export interface AcceptedMark {
+export interface TokenMark {
   readonly token: bigint;
-  readonly write: LockEvent;
+  readonly event: LockEvent;
 }
 
 /** How a write's token relates to what the resource has already accepted. */
@@ -28,14 +33,52 @@ export type Staleness = 'fresh' | 'stale' | 'equal-same-handle' | 'equal-other-h
 
 /** Leases kept per resource: the live ones and the most recent ended ones. */
 export const MAX_LEASES = 8;
+/** Granted tokens remembered per resource (for unknown-token). */
+export const GRANTED_WINDOW = 64;
+/** Accepted writes waiting for the clock-skew window to pass before unknown-token judges them. */
+export const MAX_PENDING = 16;
+
+/** Acquire attempts in fixed time windows, for busy-rate-rising. */
+export interface BusyWindows {
+  start: number;
+  attempts: number;
+  busy: number;
+  /** First attempt and first and last busy answers of the current window, for evidence. */
+  firstAttempt?: LockEvent;
+  firstBusy?: LockEvent;
+  lastBusy?: LockEvent;
+  baseline?: { share: number; attempts: number; start: number; sample?: LockEvent };
+  reported: boolean;
+  /** Where time goes, collected from the first busy answer on. */
+  stats?: {
+    acquireLatency: Reservoir;
+    keepaliveLatency: Reservoir;
+    writeLatency: Reservoir;
+    holdMs: Reservoir;
+    keepaliveGapMs: Reservoir;
+    ttlMs: Reservoir;
+  };
+}
 
 export class ResourceTimeline {
   readonly resource: string;
   /** Oldest first; bounded by MAX_LEASES. */
   readonly leases: Lease[] = [];
-  highest: AcceptedMark | undefined;
+  /** Highest token the resource accepted, with the write that set it. */
+  highest: TokenMark | undefined;
+  /** Highest token the authority granted, with the grant. */
+  highestGranted: TokenMark | undefined;
+  /** The last GRANTED_WINDOW granted tokens, oldest first. */
+  readonly grantedTokens: bigint[] = [];
+  grants = 0;
   /** The resource itself logs its write decisions (some write has observer "resource"). */
   resourceLogsWrites = false;
+  /** Accepted writes whose token was not granted yet, waiting out the clock-skew window. */
+  readonly pendingUnknown: LockEvent[] = [];
+  clockTokenReported = false;
+  /** Owners (of writes with no findable lease) already told about a non-strict comparison. */
+  readonly equalInfoOwners = new Set<string>();
+  busy: BusyWindows | undefined;
   private readonly ring: (LockEvent | undefined)[];
   private ringNext = 0;
 
@@ -51,6 +94,7 @@ export class ResourceTimeline {
   oldHandleReleases = 0;
   oldHandleReleasesSucceeded = 0;
   findings = 0;
+  /** Error findings that are definite or likely (these make the resource violated). */
   errorFindings = 0;
 
   constructor(resource: string, ringSize: number) {
@@ -58,11 +102,22 @@ export class ResourceTimeline {
     this.ring = new Array<LockEvent | undefined>(ringSize);
   }
 
-  /** The current holder: the most recently granted lease that has not ended. */
-  holder(): Lease | undefined {
+  /** When a lease is deemed ended without a logged end: last renewal + ttl. */
+  static inferredEnd(lease: Lease): number | undefined {
+    return lease.end === undefined && lease.ttlMs !== undefined ? lease.lastRenew.ts + lease.ttlMs : undefined;
+  }
+
+  /** Not ended by a logged event, and not past its ttl since the last renewal. */
+  static liveAt(lease: Lease, t: number): boolean {
+    if (lease.end !== undefined) return false;
+    return lease.ttlMs === undefined || t <= lease.lastRenew.ts + lease.ttlMs;
+  }
+
+  /** The current holder at time t: the most recently granted lease live at t. */
+  holder(t: number): Lease | undefined {
     for (let i = this.leases.length - 1; i >= 0; i--) {
       const l = this.leases[i]!;
-      if (l.end === undefined) return l;
+      if (ResourceTimeline.liveAt(l, t)) return l;
     }
     return undefined;
   }
@@ -95,14 +150,29 @@ export class ResourceTimeline {
     const h = this.highest;
     if (h === undefined || token > h.token) return 'fresh';
     if (token < h.token) return 'stale';
-    return sameHandle(write, h.write) === false ? 'equal-other-handle' : 'equal-same-handle';
+    return sameHandle(write, h.event) === false ? 'equal-other-handle' : 'equal-same-handle';
   }
 
-  /** A release that names a handle other than the current holder's, while that holder is live. */
+  /**
+   * A release from an old handle: its own lease is not live (ended, expired by ttl, or unknown)
+   * and another lease holds the resource. Returns the holder it would remove.
+   */
   isOldHandleRelease(release: LockEvent): Lease | undefined {
-    const holder = this.holder();
-    if (holder === undefined) return undefined;
-    return sameHandle(release, holder.grant) === false ? holder : undefined;
+    const holder = this.holder(release.ts);
+    if (holder === undefined || sameHandle(release, holder.grant) !== false) return undefined;
+    const own = this.findLease(release);
+    if (own !== undefined && own !== holder && ResourceTimeline.liveAt(own, release.ts)) return undefined;
+    return holder;
+  }
+
+  /** Was this token granted on this resource, as far as the remembered window tells? */
+  grantStatus(token: bigint): 'granted' | 'never' | 'unknown' {
+    if (this.grants === 0) return 'unknown';
+    if (this.grantedTokens.includes(token)) return 'granted';
+    if (token > this.highestGranted!.token) return 'never';
+    let min = this.grantedTokens[0]!;
+    for (const t of this.grantedTokens) if (t < min) min = t;
+    return token > min ? 'never' : 'unknown';
   }
 
   /** Recent events on this resource, oldest first (for stories). */
@@ -123,45 +193,46 @@ export class ResourceTimeline {
       this.ring[this.ringNext] = ev;
       this.ringNext = (this.ringNext + 1) % this.ring.length;
     }
+    const stats = this.busy?.stats;
+    if (stats !== undefined) {
+      const latency = ev.record?.latencyMs;
+      if (typeof latency === 'number' && Number.isFinite(latency)) {
+        if (ev.type === 'acquire') stats.acquireLatency.add(latency);
+        else if (ev.type === 'keepalive') stats.keepaliveLatency.add(latency);
+        else if (ev.type === 'write') stats.writeLatency.add(latency);
+      }
+    }
     switch (ev.type) {
       case 'acquire':
+        this.countAttempt(ev);
         if (ev.result === 'granted') this.grant(ev);
         break;
       case 'keepalive': {
         const l = this.findLease(ev);
-        if (l !== undefined && ev.result === 'ok') {
-          l.lastRenewAt = ev.ts;
+        if (l !== undefined && ev.result === 'ok' && l.end === undefined) {
+          stats?.keepaliveGapMs.add(ev.ts - l.lastRenew.ts);
+          l.lastRenew = ev;
           if (ev.ttlMs !== undefined) l.ttlMs = ev.ttlMs;
         }
         break;
       }
       case 'expire':
       case 'revoke': {
-        const l = this.findLease(ev) ?? (hasHandle(ev) ? undefined : this.holder());
-        if (l !== undefined && l.end === undefined) {
-          l.end = ev;
-          l.endKind = ev.type;
-        }
+        const l = this.findLease(ev) ?? (hasHandle(ev) ? undefined : this.holder(ev.ts));
+        if (l !== undefined && l.end === undefined) this.end(l, ev, ev.type);
         break;
       }
       case 'release': {
-        if (ev.result !== 'released') {
-          if (this.isOldHandleRelease(ev) !== undefined) this.oldHandleReleases++;
-          break;
-        }
         const victim = this.isOldHandleRelease(ev);
+        if (victim !== undefined) this.oldHandleReleases++;
+        if (ev.result !== 'released') break;
         if (victim !== undefined) {
           // The authority removed the name: the current holder lost its lock to an old handle.
-          this.oldHandleReleases++;
           this.oldHandleReleasesSucceeded++;
-          victim.end = ev;
-          victim.endKind = 'released-by-old-handle';
+          this.end(victim, ev, 'released-by-old-handle');
         }
         const own = this.findLease(ev);
-        if (own !== undefined && own.end === undefined) {
-          own.end = ev;
-          own.endKind = 'release';
-        }
+        if (own !== undefined && own.end === undefined) this.end(own, ev, 'release');
         break;
       }
       case 'write':
@@ -170,26 +241,59 @@ export class ResourceTimeline {
     }
   }
 
+  private end(lease: Lease, ev: LockEvent, kind: LeaseEnd): void {
+    lease.end = ev;
+    lease.endKind = kind;
+    this.busy?.stats?.holdMs.add(ev.ts - lease.grant.ts);
+  }
+
   private grant(ev: LockEvent): void {
+    const token = ev.fenceToken;
+    if (token !== undefined) {
+      this.grants++;
+      if (this.highestGranted === undefined || token > this.highestGranted.token) this.highestGranted = { token, event: ev };
+      if (!this.grantedTokens.includes(token)) {
+        this.grantedTokens.push(token);
+        if (this.grantedTokens.length > GRANTED_WINDOW) this.grantedTokens.shift();
+      }
+      // A grant cancels pending unknown-token judgements for the same token.
+      for (let i = this.pendingUnknown.length - 1; i >= 0; i--) if (this.pendingUnknown[i]!.fenceToken === token) this.pendingUnknown.splice(i, 1);
+    }
     const existing = ev.leaseId !== undefined ? this.findLease(ev) : undefined;
-    if (existing !== undefined && existing.end === undefined && existing.fenceToken === ev.fenceToken) {
-      existing.lastRenewAt = ev.ts;
+    if (existing !== undefined && existing.end === undefined && existing.fenceToken === token) {
+      existing.lastRenew = ev;
       if (ev.ttlMs !== undefined) existing.ttlMs = ev.ttlMs;
       return;
     }
-    const lease: Lease = {
-      leaseId: ev.leaseId,
-      ownerId: ev.ownerId,
-      fenceToken: ev.fenceToken,
-      grant: ev,
-      ttlMs: ev.ttlMs,
-      lastRenewAt: ev.ts,
-    };
+    if (ev.ttlMs !== undefined) this.busy?.stats?.ttlMs.add(ev.ttlMs);
+    const lease: Lease = { leaseId: ev.leaseId, ownerId: ev.ownerId, fenceToken: token, grant: ev, ttlMs: ev.ttlMs, lastRenew: ev };
     this.leases.push(lease);
     if (this.leases.length > MAX_LEASES) {
       // Drop the oldest ended lease; if every kept lease is live, drop the oldest.
       const i = this.leases.findIndex((l) => l.end !== undefined);
       this.leases.splice(i === -1 ? 0 : i, 1);
+    }
+  }
+
+  private countAttempt(ev: LockEvent): void {
+    // Window bookkeeping is done by the busy-rate-rising rule before this (it closes windows);
+    // here the attempt is only counted.
+    this.busy ??= { start: ev.ts, attempts: 0, busy: 0, reported: false };
+    const b = this.busy;
+    b.attempts++;
+    b.firstAttempt ??= ev;
+    if (ev.result === 'busy') {
+      b.busy++;
+      b.firstBusy ??= ev;
+      b.lastBusy = ev;
+      b.stats ??= {
+        acquireLatency: new Reservoir(),
+        keepaliveLatency: new Reservoir(),
+        writeLatency: new Reservoir(),
+        holdMs: new Reservoir(),
+        keepaliveGapMs: new Reservoir(),
+        ttlMs: new Reservoir(),
+      };
     }
   }
 
@@ -204,7 +308,7 @@ export class ResourceTimeline {
         this.accepted++;
         if (staleness === 'untokened') this.withoutToken++;
         else if (stale) this.staleWritesAccepted++;
-        else if (staleness === 'fresh') this.highest = { token: ev.fenceToken!, write: ev };
+        else if (staleness === 'fresh') this.highest = { token: ev.fenceToken!, event: ev };
         break;
       case 'rejected-stale-fence':
         this.rejectedStaleFence++;

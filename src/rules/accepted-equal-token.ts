@@ -1,0 +1,54 @@
+import { formatToken } from '../model/format.js';
+import { who } from './describe.js';
+import type { Rule } from './types.js';
+
+/** A write with a token equal to the highest accepted one was accepted: a non-strict comparison. */
+export const acceptedEqualToken: Rule = {
+  meta: {
+    id: 'accepted-equal-token',
+    severity: 'error',
+    title: 'A write with a token equal to the highest accepted one was accepted',
+    symptom: 'Two holders both got a success with the same token',
+    cause: 'The resource compares tokens with ≤ instead of <, or the authority handed one token to two holds',
+    check: 'Compare the request token with the highest accepted token, and the lease of the write that set it',
+    action: 'Reject tokens that are lower or equal (fence_token < $token); tell retries apart by operationId, not by token',
+  },
+  on: {
+    write(event, { timeline, report }) {
+      if (event.result !== 'accepted' || !timeline.isDecision(event)) return;
+      const s = timeline.staleness(event);
+      if (s !== 'equal-other-handle' && s !== 'equal-same-handle') return;
+      const setter = timeline.highest!.event;
+      const token = formatToken(event.fenceToken);
+      if (s === 'equal-other-handle') {
+        report({
+          message: `${who(event)} wrote with token ${token} and was accepted, although token ${token} had already been accepted from ${who(setter)} under another lease`,
+          evidence: [
+            { event: setter, role: 'first write accepted with this token' },
+            { event, role: 'write from another lease accepted with the same token' },
+          ],
+          order: [setter, event],
+        });
+        return;
+      }
+      // Same lease: a retry or a second write under one hold. Report once per lease, as info.
+      const lease = timeline.findLease(event);
+      if (lease?.equalInfoReported) return;
+      if (lease !== undefined) lease.equalInfoReported = true;
+      else {
+        const owner = event.ownerId ?? '';
+        if (timeline.equalInfoOwners.has(owner)) return;
+        timeline.equalInfoOwners.add(owner);
+      }
+      report({
+        severity: 'info',
+        message: `the resource accepted token ${token} again from the same lease: it compares tokens non-strictly (≤), where the article asks for a strict <`,
+        evidence: [
+          { event: setter, role: 'first write accepted with this token' },
+          { event, role: 'same token accepted again' },
+        ],
+        certainty: 'definite',
+      });
+    },
+  },
+};

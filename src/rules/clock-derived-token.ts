@@ -1,0 +1,53 @@
+import type { LockEvent } from '../model/event.js';
+import { formatToken } from '../model/format.js';
+import type { Handler, Rule } from './types.js';
+
+const DAY_S = 86400;
+/** Epoch units a token may be read in: name, factor from milliseconds. */
+const UNITS: readonly [string, number][] = [
+  ['seconds', 1e-3],
+  ['milliseconds', 1],
+  ['microseconds', 1e3],
+  ['nanoseconds', 1e6],
+];
+
+/** Granted or written tokens look like wall-clock values. */
+export const clockDerivedToken: Rule = {
+  meta: {
+    id: 'clock-derived-token',
+    severity: 'warning',
+    title: 'Fencing tokens look like wall-clock timestamps',
+    symptom: 'Tokens look like the current time',
+    cause: 'Tokens are derived from a wall clock, which can go backwards or collide across hosts',
+    check: 'Read tokens as epoch seconds, milliseconds, microseconds and nanoseconds and compare with the event time',
+    action: 'Never derive tokens from the wall clock (article, step 4): use a monotonic generation per resource from the authority',
+  },
+  on: {
+    acquire: check,
+    write: check,
+  },
+};
+
+function check(...[event, { timeline, report }]: Parameters<Handler>): void {
+  if (timeline.clockTokenReported || event.fenceToken === undefined) return;
+  if (event.type === 'acquire' && event.result !== 'granted') return;
+  const unit = clockUnit(event);
+  if (unit === undefined) return;
+  timeline.clockTokenReported = true;
+  report({
+    message: `token ${formatToken(event.fenceToken)} is within a day of the event's own time read as epoch ${unit}: tokens seem to come from a clock`,
+    evidence: [{ event, role: `token reads as epoch ${unit}` }],
+    certainty: 'definite',
+  });
+}
+
+/** The epoch unit in which the token lies within a day of the event time, if any. */
+export function clockUnit(event: LockEvent): string | undefined {
+  const token = Number(event.fenceToken!);
+  for (const [name, factor] of UNITS) {
+    const now = event.ts * factor;
+    if (now < 1e9) continue; // only realistic wall-clock times (after 2001 in seconds)
+    if (Math.abs(token - now) <= DAY_S * 1000 * factor) return name;
+  }
+  return undefined;
+}

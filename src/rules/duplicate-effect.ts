@@ -1,0 +1,30 @@
+import type { Rule } from './types.js';
+
+/** One operationId was accepted more than once on a resource. */
+export const duplicateEffect: Rule = {
+  meta: {
+    id: 'duplicate-effect',
+    severity: 'error',
+    title: 'One operationId was accepted more than once on a resource',
+    symptom: 'A duplicate after a retry',
+    cause: 'Fencing was taken for idempotency',
+    check: 'Find the operationId and the effect journal',
+    action: 'Add a separate idempotency contract: record applied operationIds with the effect and skip repeats',
+  },
+  on: {
+    write(event, { timeline, report, operations }) {
+      if (event.result !== 'accepted' || event.operationId === undefined || !timeline.isDecision(event)) return;
+      const first = operations.get(event.resource, event.operationId)?.accepted;
+      if (first === undefined) return;
+      report({
+        message: `operation ${event.operationId} was accepted again (first by ${first.ownerId ?? 'an unnamed writer'}, now by ${event.ownerId ?? 'an unnamed writer'}): its effect applied twice`,
+        evidence: [
+          { event: first, role: 'operation first accepted' },
+          { event, role: 'same operation accepted again' },
+        ],
+        certainty: 'definite',
+        subject: event,
+      });
+    },
+  },
+};

@@ -1,0 +1,38 @@
+import { formatDuration } from '../model/time.js';
+import { handle } from './describe.js';
+import type { Handler, Rule } from './types.js';
+
+/** A lease went longer than its TTL without a successful renewal, and its owner kept acting. */
+export const keepaliveGap: Rule = {
+  meta: {
+    id: 'keepalive-gap',
+    severity: 'warning',
+    title: 'A lease went longer than its TTL without renewal while its owner kept acting',
+    symptom: 'The lease expired under a worker that was still working',
+    cause: 'The process paused (GC, blocked event loop, slow call) longer than the TTL, so keepalives stopped',
+    check: 'Measure the gaps between successful renewals against the TTL, and what the owner did after a gap',
+    action: 'Tune the TTL from measured pauses, renew well within it, and stop work when the lease is lost',
+  },
+  on: {
+    keepalive: check,
+    write: check,
+    release: check,
+  },
+};
+
+function check(...[event, { timeline, report }]: Parameters<Handler>): void {
+  const lease = timeline.findLease(event);
+  if (lease === undefined || lease.ttlMs === undefined || lease.gapReported) return;
+  const gap = event.ts - lease.lastRenew.ts;
+  if (gap <= lease.ttlMs) return;
+  lease.gapReported = true;
+  report({
+    message: `${handle(lease)} went ${formatDuration(gap)} without a successful renewal (TTL ${formatDuration(lease.ttlMs)}), then its owner acted again (${event.type}): a pause longer than the TTL`,
+    evidence: [
+      ...(lease.lastRenew !== lease.grant ? [{ event: lease.grant, role: 'lease granted' }] : []),
+      { event: lease.lastRenew, role: 'last successful renewal' },
+      { event, role: `owner acted after ${formatDuration(gap)}` },
+    ],
+    order: [lease.lastRenew, event],
+  });
+}

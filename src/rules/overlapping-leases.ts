@@ -1,0 +1,51 @@
+import type { Certainty } from '../model/report.js';
+import { ResourceTimeline, type Lease } from '../timeline/timeline.js';
+import { handle } from './describe.js';
+import type { Rule } from './types.js';
+
+/** A lease was granted while another lease on the same resource was still live. */
+export const overlappingLeases: Rule = {
+  meta: {
+    id: 'overlapping-leases',
+    severity: 'error',
+    title: 'A lease was granted while another lease on the resource was still live',
+    symptom: 'Two workers held the lock at the same time',
+    cause: 'The authority gave out two holds on one name (lost state, split brain, lock per node)',
+    check: 'For each grant, look for a live lease on the same resource: no logged end, and within its TTL since the last renewal',
+    action: 'Use an authority with linearizable grants (one quorum), and keep the resource-side token check as the last defence',
+  },
+  on: {
+    acquire(event, { timeline, report, options }) {
+      if (event.result !== 'granted') return;
+      let other: Lease | undefined;
+      for (let i = timeline.leases.length - 1; i >= 0; i--) {
+        const l = timeline.leases[i]!;
+        if (isSameLease(l, event) || !ResourceTimeline.liveAt(l, event.ts)) continue;
+        other = l;
+        break;
+      }
+      if (other === undefined) return;
+      let certainty: Certainty = 'possible';
+      let basis = 'no end was logged and no TTL is known';
+      if (other.ttlMs !== undefined) {
+        const left = other.lastRenew.ts + other.ttlMs - event.ts;
+        certainty = left > options.clockSkewMs ? 'likely' : 'possible';
+        basis = `its TTL had ${Math.round(left)}ms left since its last renewal`;
+      }
+      report({
+        message: `a lease for ${handle(event)} was granted while ${handle(other)} still held the resource (${basis})`,
+        evidence: [
+          { event: other.grant, role: 'live lease granted' },
+          ...(other.lastRenew !== other.grant ? [{ event: other.lastRenew, role: 'live lease last renewed' }] : []),
+          { event, role: 'second lease granted' },
+        ],
+        certainty,
+      });
+    },
+  },
+};
+
+function isSameLease(l: Lease, e: { leaseId?: string; ownerId?: string }): boolean {
+  if (l.leaseId !== undefined && e.leaseId !== undefined) return l.leaseId === e.leaseId;
+  return l.ownerId !== undefined && l.ownerId === e.ownerId;
+}

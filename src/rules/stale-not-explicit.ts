@@ -1,0 +1,33 @@
+import { formatToken } from '../model/format.js';
+import { who } from './describe.js';
+import type { Rule } from './types.js';
+
+/** A stale request was refused, but not with an explicit stale result. */
+export const staleNotExplicit: Rule = {
+  meta: {
+    id: 'stale-not-explicit',
+    severity: 'warning',
+    title: 'A stale request got a generic error instead of an explicit stale result',
+    symptom: 'The old worker got an error or a timeout, not "stale"',
+    cause: 'The resource does not return a distinct result for a stale token',
+    check: 'Find stale requests and the result each one got',
+    action: 'Return an explicit rejected-stale-fence result (article, step 5), so callers stop instead of retrying',
+  },
+  on: {
+    write(event, { timeline, report }) {
+      if (event.result !== 'rejected' && event.result !== 'error' && event.result !== 'timeout') return;
+      if (!timeline.isDecision(event)) return;
+      const s = timeline.staleness(event);
+      if (s !== 'stale' && s !== 'equal-other-handle') return;
+      const highest = timeline.highest!;
+      report({
+        message: `${who(event)}'s write with stale token ${formatToken(event.fenceToken)} (highest accepted ${formatToken(highest.token)}) got "${event.result}", not an explicit rejected-stale-fence`,
+        evidence: [
+          { event: highest.event, role: 'newer accepted write' },
+          { event, role: `stale write answered "${event.result}"` },
+        ],
+        certainty: 'definite',
+      });
+    },
+  },
+};

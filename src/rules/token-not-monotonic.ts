@@ -1,0 +1,32 @@
+import { formatToken } from '../model/format.js';
+import type { Rule } from './types.js';
+
+/** The authority granted a token not above one it granted before for the same resource. */
+export const tokenNotMonotonic: Rule = {
+  meta: {
+    id: 'token-not-monotonic',
+    severity: 'error',
+    title: 'The authority granted a token that is not above an earlier one',
+    symptom: 'A new holder got a token no higher than an old one',
+    cause: 'Tokens do not come from one monotonic counter per resource (counter reset, clock, per-node counters)',
+    check: 'Compare each granted token with the highest token granted before for the resource',
+    action: 'Issue tokens from one monotonic source per resource key (e.g. etcd create revision, a database sequence)',
+  },
+  on: {
+    acquire(event, { timeline, report }) {
+      if (event.result !== 'granted' || event.fenceToken === undefined) return;
+      const prev = timeline.highestGranted;
+      if (prev === undefined || event.fenceToken > prev.token) return;
+      const same = prev.event;
+      if (event.leaseId !== undefined && event.leaseId === same.leaseId && event.fenceToken === prev.token) return; // the same grant logged again
+      report({
+        message: `the authority granted token ${formatToken(event.fenceToken)} to ${event.ownerId ?? 'a holder'} after it had granted token ${formatToken(prev.token)} to ${same.ownerId ?? 'a holder'}`,
+        evidence: [
+          { event: same, role: 'higher token granted earlier' },
+          { event, role: 'token not above it granted later' },
+        ],
+        order: [same, event],
+      });
+    },
+  },
+};

@@ -1,0 +1,62 @@
+import type { LockEvent } from '../model/event.js';
+import { formatToken } from '../model/format.js';
+import { MAX_PENDING, type ResourceTimeline } from '../timeline/timeline.js';
+import { who } from './describe.js';
+import type { Handler, Rule, RuleContext } from './types.js';
+
+/** An accepted write carried a token the authority never granted for that resource. */
+export const unknownToken: Rule = {
+  meta: {
+    id: 'unknown-token',
+    severity: 'error',
+    title: 'An accepted write carried a token the authority never granted',
+    symptom: 'The resource accepted a token no lock grant explains',
+    cause: 'A provider key or a random id is used as a "token", or tokens come from another counter',
+    check: 'Compare each accepted token with the tokens the authority granted for the resource',
+    action: 'Carry the generation the authority issued for this acquisition, unchanged, to the final write',
+  },
+  on: {
+    acquire: flushing,
+    keepalive: flushing,
+    expire: flushing,
+    revoke: flushing,
+    release: flushing,
+    write(event, context) {
+      flush(context, event.ts);
+      const { timeline } = context;
+      if (event.result !== 'accepted' || event.fenceToken === undefined || !timeline.isDecision(event)) return;
+      if (timeline.grantStatus(event.fenceToken) === 'granted') return;
+      // Wait out the clock-skew window: the grant may be logged by another source a little later.
+      if (timeline.pendingUnknown.length >= MAX_PENDING) judge(context, timeline.pendingUnknown.shift()!);
+      timeline.pendingUnknown.push(event);
+    },
+  },
+  end(context) {
+    const pending = context.timeline.pendingUnknown;
+    while (pending.length > 0) judge(context, pending.shift()!);
+  },
+};
+
+function flushing(...[event, context]: Parameters<Handler>): void {
+  flush(context, event.ts);
+}
+
+function flush(context: RuleContext, now: number): void {
+  const pending = context.timeline.pendingUnknown;
+  while (pending.length > 0 && pending[0]!.ts + context.options.clockSkewMs < now) judge(context, pending.shift()!);
+}
+
+function judge(context: RuleContext, write: LockEvent): void {
+  const t: ResourceTimeline = context.timeline;
+  if (t.grantStatus(write.fenceToken!) !== 'never') return;
+  const granted = t.highestGranted!.event;
+  context.report({
+    message: `${who(write)} wrote with token ${formatToken(write.fenceToken)}, which the authority never granted for this resource (highest granted: ${formatToken(t.highestGranted!.token)})`,
+    evidence: [
+      { event: granted, role: 'highest token the authority granted' },
+      { event: write, role: 'write accepted with an ungranted token' },
+    ],
+    certainty: granted.source === write.source ? 'definite' : 'likely',
+    subject: write,
+  });
+}

@@ -1,0 +1,35 @@
+import { ResourceTimeline } from '../timeline/timeline.js';
+import { formatDuration } from '../model/time.js';
+import { who, leaseEndEvidence } from './describe.js';
+import type { Rule } from './types.js';
+
+/** A write was accepted after the writer's own lease had ended. */
+export const writeAfterLeaseEnd: Rule = {
+  meta: {
+    id: 'write-after-lease-end',
+    severity: 'warning',
+    title: "A write was accepted after the writer's own lease had ended",
+    symptom: 'A worker kept writing after its lease ended',
+    cause: 'The worker does not stop at lease end; only the resource check protects the data in that window',
+    check: "Compare each write's time with the end of the writer's lease (logged, or last renewal + TTL)",
+    action: 'Keep the resource-side token check; stop work when the lease is lost, and measure pauses against the TTL',
+  },
+  on: {
+    write(event, { timeline, report }) {
+      if (event.result !== 'accepted' || !timeline.isDecision(event)) return;
+      const s = timeline.staleness(event);
+      if (s === 'stale' || s === 'equal-other-handle') return; // the error finding covers it
+      const lease = timeline.findLease(event);
+      if (lease === undefined || ResourceTimeline.liveAt(lease, event.ts)) return;
+      const end = leaseEndEvidence(lease);
+      if (end === undefined) return;
+      const endTs = end.inferredEnd ?? end.event.ts;
+      report({
+        message: `${who(event)} wrote ${formatDuration(Math.max(0, event.ts - endTs))} after its lease ${lease.leaseId ?? ''}${lease.leaseId !== undefined ? ' ' : ''}ended${end.inferredEnd !== undefined ? ' (inferred from its TTL)' : ''}, and the resource accepted it`,
+        evidence: [{ event: lease.grant, role: 'writer granted the lock' }, end, { event, role: 'write accepted after the lease ended' }],
+        order: [end.event, event],
+        inferred: end.inferredEnd !== undefined,
+      });
+    },
+  },
+};
