@@ -27,7 +27,10 @@ describe('analyze() library API', () => {
     const report = await analyze({ events: article('accepted') });
     expect(report.findings.map((f) => f.rule)).toEqual(['accepted-stale-write']);
     expect(report.findings[0]!.evidence.map((e) => [e.file, e.line, e.role])).toEqual([
-      ['events', 4, 'newer accepted write'],
+      ['events', 1, 'late writer granted'],
+      ['events', 2, "late writer's lease ended (expire)"],
+      ['events', 3, 'newer writer granted'],
+      ['events', 4, 'newer accepted write; highest=2'],
       ['events', 5, 'late write accepted'],
     ]);
     const safe = await analyze({ events: article('rejected-stale-fence') });
@@ -37,7 +40,7 @@ describe('analyze() library API', () => {
 
   it('takes named streams and reports file:line from them', async () => {
     const report = await analyze({ streams: [{ name: 'db.log', stream: Readable.from([Buffer.from(ndjson(article('accepted')))]) }] });
-    expect(report.findings[0]!.evidence[1]).toMatchObject({ file: 'db.log', line: 5, source: 'db.log', fenceToken: '1', ownerId: 'A' });
+    expect(report.findings[0]!.evidence.at(-1)).toMatchObject({ file: 'db.log', line: 5, source: 'db.log', fenceToken: '1', ownerId: 'A' });
   });
 
   it('counts invalid event objects and keeps going', async () => {
@@ -114,7 +117,8 @@ describe('observers', () => {
     recs.push({ ...recs[4]!, ts: at(13.1), observer: 'worker' }); // the worker logs the same late write
     const report = await analyze({ events: recs });
     expect(report.findings).toHaveLength(1);
-    expect(report.findings[0]!.evidence[1]!.observer).toBe('resource');
+    const late = report.findings[0]!.evidence.find((e) => e.role === 'late write accepted')!;
+    expect(late.observer).toBe('resource');
   });
 
   it('when only workers log outcomes, their accepted results stand for the resource', async () => {

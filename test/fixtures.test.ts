@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze.js';
 import { diffExpectation, type Expectation } from '../src/check/expect.js';
 import { FIXTURES } from './helpers/run.js';
+import { rules } from '../src/rules/index.js';
 
 interface Case {
   name: string;
@@ -38,7 +39,7 @@ const all = cases();
 describe('fixtures', () => {
   it('there are fixtures for every rule, triggering and near-miss', () => {
     const names = all.map((c) => c.name);
-    for (const rule of ['accepted-stale-write', 'stale-release', 'missing-token']) {
+    for (const rule of rules.map((r) => r.meta.id)) {
       expect(names).toContain(`rule-${rule}.ndjson`);
       expect(names).toContain(`near-${rule}.ndjson`);
     }
@@ -47,7 +48,7 @@ describe('fixtures', () => {
   });
 
   it.each(all.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
-    const report = await analyze({ files: c.files });
+    const report = await analyze({ files: c.files, ...c.expectation.options });
     expect(diffExpectation(report, c.expectation)).toEqual([]);
     // Every line is accounted for.
     const i = report.input;

@@ -14,6 +14,8 @@ export interface ExpectedFinding {
 
 export interface Expectation {
   description?: string;
+  /** Analysis options the case needs. */
+  options?: { clockSkewMs?: number; busyWindowMs?: number; busyThreshold?: number };
   /** Every (rule, resource) pair that must fire; any other pair must not. */
   findings: ExpectedFinding[];
   /** Readiness per resource; resources not listed are not checked. */

@@ -13,6 +13,7 @@ import { renderJson } from '../report/json.js';
 import { renderTable } from '../report/table.js';
 import { escapeTerminal } from '../report/escape.js';
 import { renderRules } from './rules.js';
+import { renderExplain, UnknownRuleError } from './explain.js';
 import { VERSION } from '../version.js';
 
 export const EXIT_OK = 0;
@@ -75,7 +76,19 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
         process.stdout.write(renderRules(args.format, color));
       },
     )
+    .command(
+      'explain <rule>',
+      "Explain a rule: its table row, why it matters, a bad log and a good log",
+      (y) =>
+        y
+          .positional('rule', { type: 'string', demandOption: true, describe: 'Rule id (see `stalewrite rules`)' })
+          .example('$0 explain accepted-stale-write', 'What a late accepted write means and how to fix it'),
+      (args) => {
+        process.stdout.write(renderExplain(args.rule));
+      },
+    )
     .example('$0 analyze fixtures/article-unsafe.ndjson', 'Analyse a log file')
+    .example('$0 explain stale-release', 'Explain a rule')
     .example('$0 rules', 'List the rules')
     .epilogue('Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage error, unreadable input or strict input failure.')
     .version(VERSION)
@@ -84,7 +97,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
     .strict()
     .wrap(Math.min(110, process.stdout.columns ?? 100))
     .fail((msg, err) => {
-      if (err !== undefined && err !== null && !(err instanceof UsageError)) throw err;
+      if (err !== undefined && err !== null && !(err instanceof UsageError) && !(err instanceof UnknownRuleError)) throw err;
       process.stderr.write(`stalewrite: ${msg ?? err?.message}\nRun "stalewrite --help" for usage.\n`);
       process.exit(EXIT_USAGE);
     });
@@ -92,7 +105,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
   try {
     await cli.parseAsync();
   } catch (err) {
-    if (err instanceof InputError || err instanceof StrictInputError || err instanceof UsageError) {
+    if (err instanceof InputError || err instanceof StrictInputError || err instanceof UsageError || err instanceof UnknownRuleError) {
       process.stderr.write(`stalewrite: ${escapeTerminal(err.message)}\n`);
       process.exitCode = EXIT_USAGE;
       return;

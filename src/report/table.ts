@@ -2,6 +2,7 @@
 import Table from 'cli-table3';
 import type { Finding, Readiness, Report, ResourceSummary } from '../model/report.js';
 import { escapeTerminal as t } from './escape.js';
+import { renderStory } from './story.js';
 
 export interface TableOptions {
   /** ANSI colours (only on a TTY without NO_COLOR). */
@@ -10,6 +11,8 @@ export interface TableOptions {
   width?: number;
   /** Resources listed at most. */
   maxResources?: number;
+  /** Finding stories printed at most. */
+  maxStories?: number;
   /** Invalid lines listed at most. */
   maxProblems?: number;
 }
@@ -35,6 +38,13 @@ export function renderTable(report: Report, options: TableOptions): string {
     out.push(table.toString());
     if (s.findingsOmitted > 0) out.push(`… ${s.findingsOmitted} more findings not listed (raise --max-findings)`);
     out.push('');
+    const maxStories = options.maxStories ?? 20;
+    for (const f of report.findings.slice(0, maxStories)) {
+      out.push(`${f.id} ${f.rule} on ${t(f.resource)}:`);
+      for (const line of renderStory(f)) out.push(`  ${t(line)}`);
+      out.push('');
+    }
+    if (report.findings.length > maxStories) out.push(`… stories of ${report.findings.length - maxStories} more findings in --format json`, '');
   } else {
     out.push('No findings.');
     out.push('');

@@ -1,6 +1,6 @@
 import { formatToken } from '../model/format.js';
-import { who } from './describe.js';
-import type { Rule } from './types.js';
+import { leaseEndEvidence, who } from './describe.js';
+import type { EvidenceRef, Rule } from './types.js';
 
 /** A late write with a lower token than one the resource already accepted was accepted too. */
 export const acceptedStaleWrite: Rule = {
@@ -18,14 +18,23 @@ export const acceptedStaleWrite: Rule = {
       if (event.result !== 'accepted' || !timeline.isDecision(event)) return;
       if (timeline.staleness(event) !== 'stale') return;
       const newer = timeline.highest!.event;
+      // The story: the late writer's hold and its end, the newer hold, then the two writes.
+      const evidence: EvidenceRef[] = [];
+      const own = timeline.findLease(event);
+      if (own !== undefined) {
+        evidence.push({ event: own.grant, role: 'late writer granted' });
+        const end = leaseEndEvidence(own);
+        if (end !== undefined && (end.inferredEnd ?? end.event.ts) <= event.ts) evidence.push({ ...end, role: `late writer's ${end.role}` });
+      }
+      const newerLease = timeline.findLease(newer);
+      if (newerLease !== undefined && newerLease !== own) evidence.push({ event: newerLease.grant, role: 'newer writer granted' });
+      evidence.push({ event: newer, role: `newer accepted write; highest=${formatToken(newer.fenceToken)}` });
+      evidence.push({ event, role: 'late write accepted' });
       report({
         message:
           `${who(event)} wrote with token ${formatToken(event.fenceToken)} and was accepted ` +
           `after token ${formatToken(newer.fenceToken)} from ${who(newer)} had been accepted`,
-        evidence: [
-          { event: newer, role: 'newer accepted write' },
-          { event, role: 'late write accepted' },
-        ],
+        evidence,
         order: [newer, event],
       });
     },

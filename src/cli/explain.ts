@@ -1,0 +1,44 @@
+/** `stalewrite explain <rule>`: the rule's table row, why it matters, a bad log and a good log (from docs/rules). */
+import { readFileSync } from 'node:fs';
+import { rules } from '../rules/index.js';
+
+export class UnknownRuleError extends Error {}
+
+export function renderExplain(id: string): string {
+  const rule = rules.find((r) => r.meta.id === id);
+  if (rule === undefined) throw new UnknownRuleError(`unknown rule "${id}"; known rules: ${rules.map((r) => r.meta.id).join(', ')}`);
+  const m = rule.meta;
+  const doc = readDoc(id);
+  const out = [
+    `${m.id} (${m.severity}): ${m.title}`,
+    '',
+    `  symptom: ${m.symptom}`,
+    `  cause:   ${m.cause}`,
+    `  check:   ${m.check}`,
+    `  action:  ${m.action}`,
+  ];
+  for (const heading of ['Why it matters', 'Bad log', 'Good log', 'What to change']) {
+    const body = doc === undefined ? undefined : section(doc, heading);
+    if (body === undefined) continue;
+    out.push('', `${heading}:`, ...body.split('\n').map((l) => (l === '' ? '' : `  ${l}`)));
+  }
+  out.push('', `More: docs/rules/${id}.md`);
+  return out.join('\n').replace(/\n{3,}/g, '\n\n') + '\n';
+}
+
+function readDoc(id: string): string | undefined {
+  try {
+    return readFileSync(new URL(`../../docs/rules/${id}.md`, import.meta.url), 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The text under `## heading` up to the next `## `, trimmed. */
+export function section(md: string, heading: string): string | undefined {
+  const start = md.indexOf(`\n## ${heading}\n`);
+  if (start === -1) return undefined;
+  const rest = md.slice(start + heading.length + 5);
+  const end = rest.search(/\n## /);
+  return (end === -1 ? rest : rest.slice(0, end)).trim();
+}

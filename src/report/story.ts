@@ -1,0 +1,63 @@
+/**
+ * The article-style story of a finding, rendered from its evidence alone:
+ *   t=0      worker-a: acquire(resource-7) -> lease-A, token=1
+ *   t=10s    authority: lease-A expired
+ *   t=13s    worker-a: write(v1, token=1) -> accepted      <- late write accepted
+ * Times are relative to the first event shown. Log content is returned raw: each reporter escapes it.
+ */
+import type { EvidenceItem, Finding } from '../model/report.js';
+
+export function renderStory(finding: Finding): string[] {
+  const items = finding.evidence
+    .map((e, i) => ({ e, i, ms: Date.parse(e.ts) }))
+    .sort((a, b) => a.ms - b.ms || a.i - b.i);
+  if (items.length === 0) return [];
+  const t0 = items[0]!.ms;
+  const rows = items.map(({ e, ms }) => ({ t: `t=${relative(ms - t0)}`, text: `${actor(e)}: ${action(e, finding.resource)}`, role: e.role }));
+  const tw = Math.max(...rows.map((r) => r.t.length)) + 2;
+  const xw = Math.max(...rows.map((r) => r.text.length)) + 3;
+  return rows.map((r) => `${r.t.padEnd(tw)}${r.text.padEnd(xw)}<- ${r.role}`);
+}
+
+function actor(e: EvidenceItem): string {
+  if (e.type === 'expire' || e.type === 'revoke') return 'authority';
+  const who = e.ownerId ?? e.observer;
+  return e.type === 'write' && e.observer === 'worker' ? `${who} (worker's view)` : who;
+}
+
+function action(e: EvidenceItem, resource: string): string {
+  const lease = e.leaseId ?? 'lease';
+  const token = e.fenceToken !== undefined ? `token=${e.fenceToken}` : 'no token';
+  switch (e.type) {
+    case 'acquire':
+      return e.result === 'granted' ? `acquire(${resource}) -> ${[e.leaseId, e.fenceToken !== undefined ? token : undefined].filter(Boolean).join(', ') || 'granted'}` : `acquire(${resource}) -> ${e.result}`;
+    case 'keepalive':
+      return `keepalive(${lease}) -> ${e.result}`;
+    case 'expire':
+      return `${lease} expired${e.inferred ? ' (inferred: last renewal + ttl)' : ''}`;
+    case 'revoke':
+      return `${lease} revoked`;
+    case 'release':
+      return `release(${[e.leaseId, e.fenceToken !== undefined ? token : undefined].filter(Boolean).join(', ')}) -> ${e.result}`;
+    case 'write': {
+      const value = e.fields?.value;
+      const args = [typeof value === 'string' || typeof value === 'number' ? String(value) : undefined, token, e.operationId !== undefined ? `op=${e.operationId}` : undefined];
+      return `write(${args.filter(Boolean).join(', ')}) -> ${e.result}`;
+    }
+    default:
+      return `${e.type} -> ${e.result}`;
+  }
+}
+
+/** 0, 120ms, 10s, 12.5s, 3m05s, 1h02m. */
+export function relative(ms: number): string {
+  if (ms === 0) return '0';
+  if (ms < 1000) return `${round(ms)}ms`;
+  if (ms < 60_000) return `${round(ms / 1000)}s`;
+  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)}m${String(Math.floor((ms % 60_000) / 1000)).padStart(2, '0')}s`;
+  return `${Math.floor(ms / 3_600_000)}h${String(Math.floor((ms % 3_600_000) / 60_000)).padStart(2, '0')}m`;
+}
+
+function round(n: number): string {
+  return String(Math.round(n * 1000) / 1000);
+}
