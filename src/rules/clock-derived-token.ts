@@ -43,10 +43,10 @@ function check(...[event, { timeline, report }]: Parameters<Handler>): void {
 
 /** The epoch unit in which the token lies within a day of the event time, if any. */
 export function clockUnit(event: LockEvent): string | undefined {
+  if (event.ts < 1e12) return undefined; // only events with a realistic wall-clock time (after 2001)
   const token = Number(event.fenceToken!);
   for (const [name, factor] of UNITS) {
     const now = event.ts * factor;
-    if (now < 1e9) continue; // only realistic wall-clock times (after 2001 in seconds)
     if (Math.abs(token - now) <= DAY_S * 1000 * factor) return name;
   }
   return undefined;
