@@ -54,6 +54,7 @@ export class Engine {
   private readonly ringSize: number;
   private readonly onFinding?: (finding: Finding) => void;
   private readonly ends: Rule[];
+  private readonly ruleById: Map<string, Rule>;
   private seq = 0;
   // Reused per event to avoid a closure per event on the hot path.
   private currentRule: Rule | undefined;
@@ -69,6 +70,7 @@ export class Engine {
     };
     this.operations = new OperationIndex(options.maxOperations ?? DEFAULT_MAX_OPERATIONS);
     this.ends = options.rules.filter((r) => r.end !== undefined);
+    this.ruleById = new Map(options.rules.map((r) => [r.meta.id, r]));
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.ringSize = options.ringSize ?? DEFAULT_RING_SIZE;
     this.onFinding = options.onFinding;
@@ -121,10 +123,15 @@ export class Engine {
     const entry = this.operations.touch(timeline.resource, write.operationId!);
     if (timeline.isDecision(write)) {
       if (write.result === 'accepted') entry.accepted ??= write;
+      // A worker's line judged for lack of a resource log is still the worker's view, should the resource log the same write later.
+      if (write.observer === 'worker') OperationIndex.addView(entry, write);
       return;
     }
     if (!OperationIndex.addView(entry, write)) return;
-    for (const f of entry.findings) addEvidence(f, { event: write, role: viewRole(write) });
+    for (const f of entry.findings) {
+      addEvidence(f, { event: write, role: viewRole(write) });
+      this.ruleById.get(f.rule)?.onView?.(f, write);
+    }
   }
 
   /** End of input: rules that wait (e.g. out a clock-skew window) report now. */

@@ -82,10 +82,11 @@ describe('duplicate-effect and worker views', () => {
       write(1, 'A', 'l1', 3, 'accepted', { operationId: 'op-9', observer: 'worker', ts: at(0.9) }),
       write(1, 'A', 'l1', undefined, 'accepted', { operationId: 'op-9' }),
     ]);
-    // No resource write had been seen when the worker's line came: it stood for the resource's decision.
-    // Once the resource logs, only the resource is judged.
+    // No resource write had been seen when the worker's line came, so it stood for the resource's
+    // decision; once the resource logs the same operation, the worker's line is its view.
     const m = of(viewFirst, 'missing-token');
     expect(m).toHaveLength(1);
+    expect(m[0]!.message).toMatch(/worker sent token 3: the token was dropped in transit/);
     const r = await run([
       acquire(0, 'A', 'l1', 3),
       write(0.5, 'B', undefined, 1, 'accepted', { resource: 'r' }),
@@ -95,6 +96,7 @@ describe('duplicate-effect and worker views', () => {
     const f = of(r, 'missing-token');
     expect(f).toHaveLength(1);
     expect(f[0]!.evidence.map((e) => e.role)).toContain("worker's view: accepted with token 3");
+    expect(f[0]!.message).toMatch(/the token was dropped in transit/);
   });
 });
 

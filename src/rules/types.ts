@@ -75,6 +75,11 @@ export type Handler = (event: LockEvent, context: RuleContext) => void;
 export interface Rule {
   readonly meta: RuleMeta;
   readonly on: Partial<Record<EventType, Handler>>;
+  /**
+   * Called when a worker's view of a write arrives after a finding of this rule about that write
+   * (same resource and operationId); the view is already in the evidence. May refine the message.
+   */
+  readonly onView?: (finding: Finding, view: LockEvent) => void;
   /** Called once per resource at the end of input (for rules that wait, e.g. out a clock-skew window). */
   readonly end?: (context: RuleContext) => void;
 }
