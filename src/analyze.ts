@@ -1,13 +1,14 @@
 /** The library API: the whole pipeline from inputs to a report. */
 import { access, stat } from 'node:fs/promises';
 import { constants } from 'node:fs';
-import { Engine, DEFAULT_CLOCK_SKEW_MS } from './engine.js';
+import { Engine, DEFAULT_CLOCK_SKEW_MS, toEvidence } from './engine.js';
 import { readLines, type LineBatch } from './ingest/lines.js';
 import { mergeByTime } from './ingest/merge.js';
 import { fileSource, InputError, reasonOf, streamSource, type InputSource } from './ingest/open.js';
 import { InputStats, toEvents, type InputPolicy } from './ingest/records.js';
 import type { LockEvent } from './model/event.js';
-import type { Finding, Problem, Readiness, Report } from './model/report.js';
+import type { Finding, Problem, Readiness, Report, TimelineEvent } from './model/report.js';
+import { EventCapture } from './timeline/capture.js';
 import { canonical } from './profiles/canonical.js';
 import type { Profile } from './profiles/types.js';
 import { rules as allRules } from './rules/index.js';
@@ -42,8 +43,25 @@ export interface AnalyzeOptions {
   busyThreshold?: number;
   /** Called as soon as a finding is detected. */
   onFinding?: (finding: Finding) => void;
+  /**
+   * Include event histories (`report.timelines`) for pictures: of the resources with findings
+   * (or `all` of them, or the named `resources`), at most `maxResources` (default 50), each of at
+   * most `perResource` events (default 1000).
+   */
+  timelines?: { all?: boolean; resources?: readonly string[]; maxResources?: number; perResource?: number };
   /** Called for every invalid line. */
   onProblem?: (problem: Problem) => void;
+  /** Called after each chunk of input is read. */
+  onProgress?: (progress: ProgressInfo) => void;
+}
+
+export interface ProgressInfo {
+  /** The input being read. */
+  file: string;
+  /** Bytes read so far from all inputs (before decompression counts as read). */
+  bytes: number;
+  /** Lines read so far from all inputs. */
+  lines: number;
 }
 
 export async function analyze(options: AnalyzeOptions): Promise<Report> {
@@ -56,16 +74,19 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     onProblem: options.onProblem,
   };
   const stats = new InputStats(policy);
+  const progress = options.onProgress === undefined ? undefined : { info: { file: '', bytes: 0, lines: 0 }, report: options.onProgress };
   const sources: AsyncIterable<LockEvent[]>[] = [];
   for (const path of options.files ?? []) {
     if (path !== '-') await checkReadable(path);
-    sources.push(sourceEvents(fileSource(path), profile, stats, options.maxLineBytes));
+    sources.push(sourceEvents(fileSource(path), profile, stats, options.maxLineBytes, progress));
   }
-  for (const s of options.streams ?? []) sources.push(sourceEvents(streamSource(s.name, s.stream), profile, stats, options.maxLineBytes));
+  for (const s of options.streams ?? []) sources.push(sourceEvents(streamSource(s.name, s.stream), profile, stats, options.maxLineBytes, progress));
   if (options.events !== undefined) sources.push(recordEvents(options.events, profile, stats));
   if (sources.length === 0) throw new InputError('nothing to analyze: give files, streams or events');
 
+  const capture = options.timelines === undefined ? undefined : new EventCapture({ resources: options.timelines.resources, perResource: options.timelines.perResource });
   const engine = new Engine({
+    capture,
     rules,
     clockSkewMs: options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
     maxFindings: options.maxFindings,
@@ -77,7 +98,53 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     for (let i = 0; i < batch.length; i++) engine.push(batch[i]!);
   }
   engine.finish();
-  return buildReport(engine, stats);
+  const report = buildReport(engine, stats);
+  if (capture !== undefined) addTimelines(report, capture, options.timelines!);
+  return report;
+}
+
+/** Attach captured histories, marking the events that findings point at. */
+function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<AnalyzeOptions['timelines']>): void {
+  const pointers = new Map<string, { findings: string[]; decisive: string[] }>();
+  for (const f of report.findings) {
+    for (const e of f.evidence) {
+      if (e.inferred) continue;
+      const key = `${e.file}\u0000${e.line}`;
+      let p = pointers.get(key);
+      if (p === undefined) pointers.set(key, (p = { findings: [], decisive: [] }));
+      if (!p.findings.includes(f.id)) p.findings.push(f.id);
+      if (e.decisive && !p.decisive.includes(f.id)) p.decisive.push(f.id);
+    }
+  }
+  const order: Record<Readiness, number> = { violated: 0, verified: 1, untested: 2 };
+  const wanted = report.resources
+    .filter((r) => opts.all || opts.resources !== undefined || r.findings > 0)
+    .filter((r) => opts.resources === undefined || opts.resources.includes(r.resource))
+    .sort((a, b) => order[a.readiness] - order[b.readiness] || (a.resource < b.resource ? -1 : 1));
+  const max = opts.maxResources ?? 50;
+  report.timelines = [];
+  for (const r of wanted.slice(0, max)) {
+    const h = capture.history(r.resource);
+    if (h === undefined) continue;
+    let highest: bigint | undefined;
+    const resourceLogs = h.events.some((e) => e.type === 'write' && e.observer === 'resource');
+    const events = h.events.map((e) => {
+      const item: TimelineEvent = { ...toEvidence({ event: e, role: '' }) };
+      delete (item as { role?: string }).role;
+      if (e.type === 'write' && e.result === 'accepted' && e.fenceToken !== undefined && (e.observer !== 'worker' || !resourceLogs)) {
+        if (highest === undefined || e.fenceToken > highest) highest = e.fenceToken;
+      }
+      if (highest !== undefined) item.highestAccepted = highest.toString();
+      const p = pointers.get(`${e.file}\u0000${e.line}`);
+      if (p !== undefined) {
+        item.findings = p.findings;
+        if (p.decisive.length > 0) item.decisiveFor = p.decisive;
+      }
+      return item;
+    });
+    report.timelines.push({ resource: r.resource, readiness: r.readiness, events, omitted: h.omitted });
+  }
+  report.timelinesOmitted = Math.max(0, wanted.length - max);
 }
 
 export function selectRules(ids: readonly string[] | undefined): readonly Rule[] {
@@ -101,13 +168,30 @@ async function checkReadable(path: string): Promise<void> {
   }
 }
 
-async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, maxLineBytes: number | undefined): AsyncGenerator<LockEvent[]> {
+interface ProgressState {
+  info: ProgressInfo;
+  report: (p: ProgressInfo) => void;
+}
+
+async function* counted(chunks: AsyncIterable<Buffer>, name: string, progress: ProgressState): AsyncGenerator<Buffer> {
+  for await (const c of chunks) {
+    progress.info.bytes += c.length;
+    progress.info.file = name;
+    yield c;
+  }
+}
+
+async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, maxLineBytes: number | undefined, progress?: ProgressState): AsyncGenerator<LockEvent[]> {
   const summary = stats.addFile(input.name);
   let lines: AsyncGenerator<LineBatch>;
   try {
-    lines = readLines(input.open(), { maxLineBytes });
+    lines = readLines(progress === undefined ? input.open() : counted(input.open(), input.name, progress), { maxLineBytes });
     for await (const batch of lines) {
       const events = toEvents(batch, profile, input.name, input.name, stats, summary);
+      if (progress !== undefined) {
+        progress.info.lines += batch.lines.length;
+        progress.report(progress.info);
+      }
       if (events.length > 0) yield events;
     }
   } catch (err) {

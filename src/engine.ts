@@ -7,6 +7,7 @@ import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Seve
 import { isoOf } from './model/time.js';
 import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
 import { DEFAULT_MAX_OPERATIONS, OperationIndex } from './timeline/operations.js';
+import type { EventCapture } from './timeline/capture.js';
 import { ResourceTimeline } from './timeline/timeline.js';
 
 export interface EngineOptions {
@@ -23,6 +24,8 @@ export interface EngineOptions {
   busyMinAttempts?: number;
   /** Operations remembered for duplicate-effect and views (default 100 000). */
   maxOperations?: number;
+  /** Keep event histories for pictures (off by default). */
+  capture?: EventCapture;
   /** Called as soon as a finding is detected (live output). */
   onFinding?: (finding: Finding) => void;
 }
@@ -54,6 +57,7 @@ export class Engine {
   private readonly ringSize: number;
   private readonly onFinding?: (finding: Finding) => void;
   private readonly ends: Rule[];
+  private readonly capture?: EventCapture;
   private readonly ruleById: Map<string, Rule>;
   private seq = 0;
   // Reused per event to avoid a closure per event on the hot path.
@@ -70,6 +74,7 @@ export class Engine {
     };
     this.operations = new OperationIndex(options.maxOperations ?? DEFAULT_MAX_OPERATIONS);
     this.ends = options.rules.filter((r) => r.end !== undefined);
+    this.capture = options.capture;
     this.ruleById = new Map(options.rules.map((r) => [r.meta.id, r]));
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.ringSize = options.ringSize ?? DEFAULT_RING_SIZE;
@@ -115,6 +120,7 @@ export class Engine {
       this.currentRule = undefined;
     }
     if (event.type === 'write' && event.operationId !== undefined) this.track(timeline, event);
+    this.capture?.add(event, timeline.findings > 0);
     timeline.apply(event);
   }
 
@@ -192,6 +198,8 @@ export class Engine {
     };
     if (input.details !== undefined) finding.details = input.details;
     const subject = input.subject ?? input.evidence[input.evidence.length - 1]?.event;
+    const at = input.evidence.findIndex((r) => r.event === subject && r.inferredEnd === undefined);
+    if (at !== -1) finding.evidence[at]!.decisive = true;
     if (subject !== undefined && subject.operationId !== undefined && subject.type === 'write') {
       const entry = this.operations.touch(timeline.resource, subject.operationId);
       OperationIndex.link(entry, finding);
@@ -244,6 +252,7 @@ export function toEvidence(ref: EvidenceRef): EvidenceItem {
   if (e.leaseId !== undefined) item.leaseId = e.leaseId;
   if (e.operationId !== undefined) item.operationId = e.operationId;
   if (e.fenceToken !== undefined) item.fenceToken = e.fenceToken.toString();
+  if (e.ttlMs !== undefined && !inferred) item.ttlMs = e.ttlMs;
   const fields = inferred ? undefined : extraFields(e.record);
   if (fields !== undefined) item.fields = fields;
   return item;

@@ -17,7 +17,7 @@ export interface Expectation {
   /** Analysis options the case needs. */
   options?: { clockSkewMs?: number; busyWindowMs?: number; busyThreshold?: number };
   /** Every (rule, resource) pair that must fire; any other pair must not. */
-  findings: ExpectedFinding[];
+  findings?: ExpectedFinding[];
   /** Readiness per resource; resources not listed are not checked. */
   readiness?: Record<string, Readiness>;
   /** Input counts to match exactly, where given. */
@@ -36,7 +36,7 @@ export function diffExpectation(report: Report, expected: Expectation): string[]
     a.certainties.add(f.certainty);
   }
   const expectedKeys = new Set<string>();
-  for (const e of expected.findings) {
+  for (const e of expected.findings ?? []) {
     const key = `${e.rule} @ ${e.resource}`;
     expectedKeys.add(key);
     const a = actual.get(key);

@@ -1,8 +1,9 @@
 /** The command line. Thin: parse options, call the library, write the report, set the exit code. */
-import { writeFile } from 'node:fs/promises';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { appendFile, writeFile } from 'node:fs/promises';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { analyze } from '../analyze.js';
+import { analyze, type ProgressInfo } from '../analyze.js';
 import { InputError } from '../ingest/open.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../ingest/lines.js';
 import { StrictInputError, DEFAULT_MAX_PROBLEMS } from '../ingest/records.js';
@@ -11,6 +12,16 @@ import { parseDuration } from '../model/time.js';
 import type { Report, Severity } from '../model/report.js';
 import { renderJson } from '../report/json.js';
 import { renderTable } from '../report/table.js';
+import { renderMarkdown } from '../report/markdown.js';
+import { renderHtml } from '../report/html.js';
+import { renderJunit } from '../report/junit.js';
+import { renderGithub } from '../report/github.js';
+import { findingLine, summaryLine } from '../report/ndjson.js';
+import type { FailPolicy } from '../model/policy.js';
+import { Progress } from './progress.js';
+import { renderTimeline } from '../report/timeline.js';
+import { findCases, runCase, writeExpectation, type CaseResult } from '../check/cases.js';
+import { renderCheck } from './check.js';
 import { escapeTerminal } from '../report/escape.js';
 import { renderRules } from './rules.js';
 import { renderExplain, UnknownRuleError } from './explain.js';
@@ -20,7 +31,7 @@ export const EXIT_OK = 0;
 export const EXIT_FINDINGS = 1;
 export const EXIT_USAGE = 2;
 
-const FORMATS = ['table', 'json'] as const;
+const FORMATS = ['table', 'json', 'markdown', 'html', 'junit', 'github', 'ndjson'] as const;
 const FAIL_ON = ['error', 'warning', 'info', 'none'] as const;
 
 class UsageError extends Error {}
@@ -41,7 +52,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
       (y) =>
         y
           .positional('files', { type: 'string', array: true, describe: 'NDJSON files (gzip is detected); "-" or nothing reads stdin' })
-          .option('format', { alias: 'f', choices: FORMATS, describe: 'Report format [default: table on a terminal, json otherwise]' })
+          .option('format', { alias: 'f', choices: FORMATS, describe: 'Report format [default: table on a terminal, json otherwise]. ndjson streams findings as they are found' })
           .option('output', { alias: 'o', type: 'string', describe: 'Write the report to FILE instead of stdout' })
           .option('fail-on', { choices: FAIL_ON, default: 'error' as const, describe: 'Exit 1 when a finding at or above this severity exists' })
           .option('strict', { type: 'boolean', default: false, describe: 'Exit 2 at the first invalid line' })
@@ -55,11 +66,19 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .option('busy-threshold', { type: 'number', default: DEFAULT_BUSY_THRESHOLD, describe: 'busy-rate-rising: rise of the busy share over the first window that is reported (0-1)' })
           .option('rule', { type: 'string', describe: 'Run only these rules: --rule a --rule b, or --rule a,b (see `stalewrite rules`)' })
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print invalid lines to stderr' })
+          .option('all-resources', { type: 'boolean', default: false, describe: 'html: draw every resource, not only those with findings' })
+          .option('max-resources', { type: 'number', default: 50, describe: 'html: resources drawn at most (a note says how many were left out)' })
+          .option('progress', { type: 'boolean', describe: 'Show progress on stderr [default: when stderr is a terminal and CI is not set]' })
           .example('$0 analyze fixtures/article-unsafe.ndjson', 'Find the late write in the article\'s incident')
           .example('kubectl logs deploy/worker | $0 analyze -', 'Read stdin')
           .example('$0 analyze authority.ndjson workers.ndjson.gz db.ndjson', 'Merge several sources by timestamp')
           .example('$0 analyze --format json -o report.json logs/*.ndjson', 'Write the JSON report to a file')
-          .example('$0 analyze --fail-on warning --strict ci.ndjson', 'Be strict in CI'),
+          .example('$0 analyze --fail-on warning --strict ci.ndjson', 'Be strict in CI')
+          .example('$0 analyze -f markdown -o postmortem.md logs/*.ndjson.gz', 'A report to paste into the postmortem')
+          .example('$0 analyze -f html -o incident.html logs/*', 'A self-contained page with swimlanes per resource')
+          .example('$0 analyze -f junit -o stalewrite.xml chaos.ndjson', 'JUnit XML for CI test reports')
+          .example('$0 analyze -f github chaos.ndjson', 'GitHub Actions annotations (+ $GITHUB_STEP_SUMMARY)')
+          .example('tail -F app.log | $0 analyze -f ndjson -', 'Alert on each finding as it happens'),
       async (args) => {
         process.exitCode = await runAnalyze(args, color);
       },
@@ -85,6 +104,34 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .example('$0 explain accepted-stale-write', 'What a late accepted write means and how to fix it'),
       (args) => {
         process.stdout.write(renderExplain(args.rule));
+      },
+    )
+    .command(
+      'timeline [files..]',
+      'Print every event of one resource in merged order, with the highest accepted token and markers on the evidence of findings',
+      (y) =>
+        y
+          .positional('files', { type: 'string', array: true, describe: 'NDJSON files; "-" or nothing reads stdin' })
+          .option('resource', { alias: 'r', type: 'string', demandOption: true, describe: 'The resource key' })
+          .option('max-events', { type: 'number', default: 100000, describe: 'Events shown at most (first fifth and the latest)' })
+          .option('clock-skew', { type: 'string', default: `${DEFAULT_CLOCK_SKEW_MS}ms`, describe: 'Bound on clock skew between sources' })
+          .example('$0 timeline --resource resource-7 fixtures/article-unsafe.ndjson', 'The article-style interleaving of one resource')
+          .example('$0 timeline -r orders/42 authority.ndjson db.ndjson', 'Merged from several sources'),
+      async (args) => {
+        process.exitCode = await runTimeline(args.files, args.resource, args['max-events'], args['clock-skew']);
+      },
+    )
+    .command(
+      'check [paths..]',
+      'Run recorded incidents against their expectations (X.ndjson beside X.expect.json, or a directory with expect.json)',
+      (y) =>
+        y
+          .positional('paths', { type: 'string', array: true, describe: 'Directories or .ndjson files [default: .]' })
+          .option('update', { type: 'boolean', default: false, describe: 'Write the expectation files from the current results' })
+          .example('$0 check fixtures/', 'Every case in fixtures/, with a diff for each mismatch')
+          .example('$0 check --update incidents/2026-03-01.ndjson', 'Record what the analyzer says now as the expectation'),
+      async (args) => {
+        process.exitCode = await runCheck(args.paths === undefined || args.paths.length === 0 ? ['.'] : args.paths, args.update, color);
       },
     )
     .example('$0 analyze fixtures/article-unsafe.ndjson', 'Analyse a log file')
@@ -130,6 +177,9 @@ interface AnalyzeArgs {
   'busy-threshold': number;
   rule?: string | string[];
   quiet: boolean;
+  'all-resources': boolean;
+  'max-resources': number;
+  progress?: boolean;
 }
 
 async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
@@ -139,41 +189,139 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   if (busyWindowMs === undefined || busyWindowMs <= 0) throw new UsageError(`--busy-window "${args['busy-window']}" is not a positive duration such as 60s or 5m`);
   const busyThreshold = args['busy-threshold'];
   if (!(busyThreshold > 0 && busyThreshold <= 1)) throw new UsageError('--busy-threshold must be a number above 0 and at most 1');
-  for (const [name, v, min] of [['max-invalid', args['max-invalid'], 0], ['max-line-bytes', args['max-line-bytes'], 1], ['max-problems', args['max-problems'], 0], ['max-findings', args['max-findings'], 0]] as const) {
+  for (const [name, v, min] of [['max-invalid', args['max-invalid'], 0], ['max-line-bytes', args['max-line-bytes'], 1], ['max-problems', args['max-problems'], 0], ['max-findings', args['max-findings'], 0], ['max-resources', args['max-resources'], 0]] as const) {
     if (v !== undefined && (!Number.isInteger(v) || v < min)) throw new UsageError(`--${name} must be a whole number ≥ ${min}`);
   }
   const files = args.files === undefined || args.files.length === 0 ? ['-'] : args.files;
   if (files.filter((f) => f === '-').length > 1) throw new UsageError('stdin ("-") can be given only once');
   const format = args.format ?? (args.output === undefined && process.stdout.isTTY ? 'table' : 'json');
 
+  const policy: FailPolicy = { failOn: args['fail-on'], includePossible: args['include-possible'] };
+  // Live output: findings are written as they are detected.
+  const sink = format === 'ndjson' ? openSink(args.output) : undefined;
+  const showProgress = args.progress ?? (process.stderr.isTTY === true && !process.env.CI);
+  const progress = showProgress ? new Progress() : undefined;
+
   let shown = 0;
-  const report = await analyze({
-    files,
-    strict: args.strict,
-    maxInvalid: args['max-invalid'],
-    maxLineBytes: args['max-line-bytes'],
-    maxProblems: args['max-problems'],
-    maxFindings: args['max-findings'],
-    clockSkewMs,
-    busyWindowMs,
-    busyThreshold,
-    rules: args.rule === undefined ? undefined : ([] as string[]).concat(args.rule).flatMap((r) => r.split(',')).map((r) => r.trim()).filter((r) => r !== ''),
-    onProblem: args.quiet
-      ? undefined
-      : (p) => {
-          if (++shown <= 10) process.stderr.write(`stalewrite: ${escapeTerminal(p.file)}:${p.line}: ${escapeTerminal(p.reason)}\n`);
-        },
-  });
+  let report: Report;
+  try {
+    report = await analyze({
+      files,
+      strict: args.strict,
+      maxInvalid: args['max-invalid'],
+      maxLineBytes: args['max-line-bytes'],
+      maxProblems: args['max-problems'],
+      maxFindings: args['max-findings'],
+      clockSkewMs,
+      busyWindowMs,
+      busyThreshold,
+      rules: args.rule === undefined ? undefined : ([] as string[]).concat(args.rule).flatMap((r) => r.split(',')).map((r) => r.trim()).filter((r) => r !== ''),
+      timelines: format === 'html' ? { all: args['all-resources'], maxResources: args['max-resources'] } : undefined,
+      onFinding: sink === undefined ? undefined : (f) => sink.write(findingLine(f)),
+      onProgress: progress === undefined ? undefined : (p: ProgressInfo) => progress.update(p),
+      onProblem: args.quiet
+        ? undefined
+        : (p) => {
+            if (++shown <= 10) {
+              progress?.clear();
+              process.stderr.write(`stalewrite: ${escapeTerminal(p.file)}:${p.line}: ${escapeTerminal(p.reason)}\n`);
+            }
+          },
+    });
+  } finally {
+    progress?.clear();
+  }
   if (!args.quiet && shown > 10) process.stderr.write(`stalewrite: ${shown - 10} more invalid lines (${shown} in all; listed in the report)\n`);
   for (const f of report.input.files) {
     if (f.error !== undefined) process.stderr.write(`stalewrite: ${escapeTerminal(f.error)}\n`);
   }
 
-  const text = format === 'json' ? renderJson(report) : renderTable(report, { color: color && args.output === undefined, width: args.output === undefined && process.stdout.isTTY ? process.stdout.columns : undefined });
-  if (args.output !== undefined) await writeFile(args.output, text);
-  else await writeOut(text);
+  if (sink !== undefined) {
+    sink.write(summaryLine(report));
+    await sink.close();
+  } else {
+    const toTerminal = args.output === undefined && process.stdout.isTTY === true;
+    const text = render(format as Exclude<typeof format, 'ndjson'>, report, policy, { color: color && args.output === undefined, width: toTerminal ? process.stdout.columns : undefined });
+    if (args.output !== undefined) await writeFile(args.output, text);
+    else await writeOut(text);
+    if (format === 'github' && process.env.GITHUB_STEP_SUMMARY) await appendFile(process.env.GITHUB_STEP_SUMMARY, renderMarkdown(report) + '\n');
+  }
   if (report.input.files.some((f) => f.error !== undefined)) return EXIT_USAGE;
   return exitCodeFor(report, args['fail-on'], args['include-possible']);
+}
+
+function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }): string {
+  switch (format) {
+    case 'json':
+      return renderJson(report);
+    case 'markdown':
+      return renderMarkdown(report);
+    case 'html':
+      return renderHtml(report);
+    case 'junit':
+      return renderJunit(report, policy);
+    case 'github':
+      return renderGithub(report);
+    case 'table':
+      return renderTable(report, table);
+  }
+}
+
+interface Sink {
+  write(text: string): void;
+  close(): Promise<void>;
+}
+
+/** Where live lines go: stdout, or a file (-o), written as they come. */
+function openSink(path: string | undefined): Sink {
+  const stream = path === undefined ? process.stdout : createWriteStream(path);
+  return {
+    write: (text) => void stream.write(text),
+    close: () =>
+      new Promise((resolve, reject) => {
+        if (stream === process.stdout) {
+          if (process.stdout.writableNeedDrain) process.stdout.once('drain', () => resolve());
+          else resolve();
+          return;
+        }
+        (stream as WriteStream).end((err?: Error | null) => (err ? reject(err) : resolve()));
+      }),
+  };
+}
+
+async function runTimeline(files: string[] | undefined, resource: string, maxEvents: number, skew: string): Promise<number> {
+  const clockSkewMs = parseDuration(skew);
+  if (clockSkewMs === undefined) throw new UsageError(`--clock-skew "${skew}" is not a duration such as 250ms or 1s`);
+  if (!Number.isInteger(maxEvents) || maxEvents < 2) throw new UsageError('--max-events must be a whole number ≥ 2');
+  const report = await analyze({
+    files: files === undefined || files.length === 0 ? ['-'] : files,
+    clockSkewMs,
+    timelines: { resources: [resource], perResource: maxEvents },
+    onProblem: () => undefined,
+  });
+  const lines = renderTimeline(report, resource);
+  if (lines.length === 0) {
+    const known = report.resources.slice(0, 10).map((r) => r.resource);
+    throw new UsageError(`no events for resource "${resource}"${known.length > 0 ? `; resources seen: ${known.join(', ')}${report.resources.length > 10 ? ', …' : ''}` : ''}`);
+  }
+  await writeOut(lines.map(escapeTerminal).join('\n') + '\n');
+  return EXIT_OK;
+}
+
+async function runCheck(paths: string[], update: boolean, color: boolean): Promise<number> {
+  const cases = findCases(paths);
+  if (cases.length === 0) throw new UsageError(`no cases found in ${paths.join(', ')} (X.ndjson beside X.expect.json, or a directory with expect.json)`);
+  const results: CaseResult[] = [];
+  for (const c of cases) {
+    const r = await runCase(c);
+    if (update && !r.ok) {
+      writeExpectation(c, r.report);
+      r.diffs.unshift(`updated ${c.expectPath}`);
+    }
+    results.push(r);
+  }
+  await writeOut(renderCheck(results, update, color));
+  return update || results.every((r) => r.ok) ? EXIT_OK : EXIT_FINDINGS;
 }
 
 /**

@@ -17,6 +17,7 @@ export interface EvidenceItem {
   leaseId?: string;
   operationId?: string;
   fenceToken?: string;
+  ttlMs?: number;
   result: string;
   observer: string;
   /** Fields of the original record that are not canonical, for display. */
@@ -26,6 +27,8 @@ export interface EvidenceItem {
    * `ts` is the inferred time; `file:line` point at the renewal it was inferred from.
    */
   inferred?: boolean;
+  /** The event the finding is about (the late write, the old release…): where annotations point. */
+  decisive?: boolean;
 }
 
 export interface Finding {
@@ -88,6 +91,24 @@ export interface InputSummary {
   problemsOmitted: number;
 }
 
+/** One event of a captured resource history (for pictures and the timeline command). */
+export interface TimelineEvent extends Omit<EvidenceItem, 'role' | 'decisive'> {
+  /** Ids of findings whose evidence points at this line. */
+  findings?: string[];
+  /** Ids of findings about this very event (their decisive evidence). */
+  decisiveFor?: string[];
+  /** The resource's highest accepted token after this event. */
+  highestAccepted?: string;
+}
+
+export interface ResourceTimelineView {
+  resource: string;
+  readiness: Readiness;
+  events: TimelineEvent[];
+  /** Events of this resource not kept (the middle of a long history). */
+  omitted: number;
+}
+
 export interface Report {
   tool: { name: 'stalewrite'; version: string; reportFormat: 1 };
   summary: {
@@ -105,4 +126,8 @@ export interface Report {
   findings: Finding[];
   resources: ResourceSummary[];
   input: InputSummary;
+  /** Event histories of some resources, only when asked for (HTML report, timeline command). */
+  timelines?: ResourceTimelineView[];
+  /** Resources whose history was not included, past the cap. */
+  timelinesOmitted?: number;
 }

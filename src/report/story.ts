@@ -13,19 +13,26 @@ export function renderStory(finding: Finding): string[] {
     .sort((a, b) => a.ms - b.ms || a.i - b.i);
   if (items.length === 0) return [];
   const t0 = items[0]!.ms;
-  const rows = items.map(({ e, ms }) => ({ t: `t=${relative(ms - t0)}`, text: `${actor(e)}: ${action(e, finding.resource)}`, role: e.role }));
+  const rows = items.map(({ e, ms }) => ({ t: `t=${relative(ms - t0)}`, text: eventText(e, finding.resource), role: e.role }));
   const tw = Math.max(...rows.map((r) => r.t.length)) + 2;
   const xw = Math.max(...rows.map((r) => r.text.length)) + 3;
   return rows.map((r) => `${r.t.padEnd(tw)}${r.text.padEnd(xw)}<- ${r.role}`);
 }
 
-function actor(e: EvidenceItem): string {
+type EventLike = Omit<EvidenceItem, 'role'>;
+
+/** `who: action` for one event, e.g. `worker-a: write(v1, token=1) -> accepted`. */
+export function eventText(e: EventLike, resource: string): string {
+  return `${actor(e)}: ${action(e, resource)}`;
+}
+
+function actor(e: EventLike): string {
   if (e.type === 'expire' || e.type === 'revoke') return 'authority';
   const who = e.ownerId ?? e.observer;
   return e.type === 'write' && e.observer === 'worker' ? `${who} (worker's view)` : who;
 }
 
-function action(e: EvidenceItem, resource: string): string {
+function action(e: EventLike, resource: string): string {
   const lease = e.leaseId ?? 'lease';
   const token = e.fenceToken !== undefined ? `token=${e.fenceToken}` : 'no token';
   switch (e.type) {

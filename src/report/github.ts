@@ -1,0 +1,49 @@
+/**
+ * GitHub Actions workflow annotations: `::error file=…,line=…,title=…::message`, pointing at the
+ * log line of the decisive evidence. GitHub shows 10 errors and 10 warnings per step, so the most
+ * severe are printed first, up to a cap per level, and a notice says how many were left out.
+ */
+import type { Finding, Report } from '../model/report.js';
+import { bySeverity } from '../model/policy.js';
+import { escapeGithubData, escapeGithubProperty, escapeTerminal } from './escape.js';
+import { renderStory } from './story.js';
+
+export interface GithubOptions {
+  /** Annotations per level (error, warning, notice). Default 10. */
+  maxPerLevel?: number;
+}
+
+const LEVEL = { error: 'error', warning: 'warning', info: 'notice' } as const;
+
+export function renderGithub(report: Report, options: GithubOptions = {}): string {
+  const max = options.maxPerLevel ?? 10;
+  const count = { error: 0, warning: 0, notice: 0 };
+  const lines: string[] = [];
+  let left = 0;
+  for (const f of report.findings.slice().sort(bySeverity)) {
+    const level = LEVEL[f.severity];
+    if (count[level] >= max) {
+      left++;
+      continue;
+    }
+    count[level]++;
+    lines.push(annotation(level, f));
+  }
+  left += report.summary.findingsOmitted;
+  const s = report.summary;
+  lines.push(
+    `::notice title=stalewrite::${escapeGithubData(`verdict ${s.verdict}: ${s.findings} findings (${s.bySeverity.error} error, ${s.bySeverity.warning} warning, ${s.bySeverity.info} info) on ${s.resources} resources; ${report.input.invalid} invalid lines${left > 0 ? `; ${left} findings not annotated (see the step summary or --format json)` : ''}`)}`,
+  );
+  return lines.join('\n') + '\n';
+}
+
+function annotation(level: string, f: Finding): string {
+  // The decisive evidence is the last event the finding rests on (the late write, the old release…).
+  const decisive = f.evidence.find((e) => e.decisive) ?? f.evidence[f.evidence.length - 1];
+  const props = [
+    ...(decisive !== undefined && decisive.file !== 'stdin' ? [`file=${escapeGithubProperty(escapeTerminal(decisive.file))}`, `line=${decisive.line}`] : []),
+    `title=${escapeGithubProperty(escapeTerminal(`stalewrite ${f.rule} on ${f.resource}`))}`,
+  ].join(',');
+  const message = [`${escapeTerminal(f.message)} (${f.certainty})`, ...renderStory(f).map(escapeTerminal), `action: ${f.action}`].join('\n');
+  return `::${level} ${props}::${escapeGithubData(message)}`;
+}

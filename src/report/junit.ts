@@ -1,0 +1,76 @@
+/**
+ * JUnit XML for CI: one testcase per (rule, resource) with findings, whose failure body holds the
+ * stories and evidence; one passing testcase per resource that is verified or untested, so a clean
+ * run shows passes. Names are unique (GitLab drops repeated ones). Findings below the fail policy
+ * pass, with their text in system-out.
+ */
+import type { Finding, Report } from '../model/report.js';
+import { DEFAULT_POLICY, isFailing, type FailPolicy } from '../model/policy.js';
+import { escapeXml as x } from './escape.js';
+import { renderStory } from './story.js';
+
+export function renderJunit(report: Report, policy: FailPolicy = DEFAULT_POLICY): string {
+  const groups = new Map<string, Finding[]>();
+  for (const f of report.findings) {
+    const key = `${f.rule}\u0000${f.resource}`;
+    let list = groups.get(key);
+    if (list === undefined) groups.set(key, (list = []));
+    list.push(f);
+  }
+  const cases: string[] = [];
+  let failures = 0;
+  const names = new Set<string>();
+  const unique = (name: string) => {
+    let n = name;
+    for (let i = 2; names.has(n); i++) n = `${name} (${i})`;
+    names.add(n);
+    return n;
+  };
+  for (const list of groups.values()) {
+    const first = list[0]!;
+    const failing = list.filter((f) => isFailing(f, policy));
+    const decisive = first.evidence.find((e) => e.decisive) ?? first.evidence[first.evidence.length - 1];
+    const attrs = `classname="${x(`stalewrite.${first.rule}`)}" name="${x(unique(`${first.rule} on ${first.resource}`))}"${decisive !== undefined ? ` file="${x(decisive.file)}" line="${decisive.line}"` : ''} time="0"`;
+    const body = list.map(findingText).join('\n\n');
+    if (failing.length > 0) {
+      failures++;
+      const worst = failing[0]!;
+      cases.push(`    <testcase ${attrs}>\n      <failure type="${worst.severity}" message="${x(`${list.length} finding${list.length === 1 ? '' : 's'}: ${worst.message}`)}">${x(body)}</failure>\n    </testcase>`);
+    } else {
+      cases.push(`    <testcase ${attrs}>\n      <system-out>${x(body)}</system-out>\n    </testcase>`);
+    }
+  }
+  for (const r of report.resources) {
+    if (r.readiness === 'violated') continue;
+    cases.push(`    <testcase classname="stalewrite.readiness" name="${x(unique(`readiness of ${r.resource}: ${r.readiness}`))}" time="0">\n      <system-out>${x(r.reason)}</system-out>\n    </testcase>`);
+  }
+  const i = report.input;
+  const props = [
+    ['verdict', report.summary.verdict],
+    ['lines', String(i.lines)],
+    ['events', String(i.events)],
+    ['blank', String(i.blank)],
+    ['ignored', String(i.ignored)],
+    ['invalid', String(i.invalid)],
+  ]
+    .map(([k, v]) => `      <property name="${k}" value="${x(v!)}"/>`)
+    .join('\n');
+  return (
+    `<?xml version="1.0" encoding="UTF-8"?>\n` +
+    `<testsuites name="stalewrite" tests="${cases.length}" failures="${failures}" errors="0">\n` +
+    `  <testsuite name="stalewrite" tests="${cases.length}" failures="${failures}" errors="0" skipped="0" time="0">\n` +
+    `    <properties>\n${props}\n    </properties>\n` +
+    cases.join('\n') +
+    (cases.length > 0 ? '\n' : '') +
+    `  </testsuite>\n</testsuites>\n`
+  );
+}
+
+function findingText(f: Finding): string {
+  const lines = [`${f.id} ${f.severity} (${f.certainty}): ${f.message}`, '', ...renderStory(f), '', 'evidence:'];
+  for (const e of f.evidence) {
+    lines.push(`  ${e.file}:${e.line}  ${e.role}  ${e.ts} ${e.type} owner=${e.ownerId ?? '-'} lease=${e.leaseId ?? '-'} token=${e.fenceToken ?? '-'} result=${e.result}${e.inferred ? ' (inferred)' : ''}`);
+  }
+  lines.push('', `action: ${f.action}`);
+  return lines.join('\n');
+}
