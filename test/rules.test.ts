@@ -33,6 +33,13 @@ describe('accepted-equal-token', () => {
   });
 });
 
+describe('accepted-equal-token without lease ids', () => {
+  it('tells holders apart by owner, never by the (equal) token', async () => {
+    const r = await run([write(1, 'A', undefined, 7, 'accepted'), write(2, 'B', undefined, 7, 'accepted')]);
+    expect(of(r, 'accepted-equal-token').map((f) => f.severity)).toEqual(['error']);
+  });
+});
+
 describe('write-after-lease-end', () => {
   it('fires on a logged end, and on an inferred end at most as likely', async () => {
     const logged = await run([acquire(0, 'A', 'l1', 1), { ts: at(5), type: 'release', resource: 'r', leaseId: 'l1' }, write(6, 'A', 'l1', 1, 'accepted')]);

@@ -25,8 +25,11 @@ export interface CaseResult {
 
 const LOG = /\.ndjson(\.gz)?$/;
 
-/** Find the cases in directories and files. */
-export function findCases(paths: readonly string[]): Case[] {
+/**
+ * Find the cases in directories and files. Logs without an expectation file count only with
+ * `withoutExpectation` (for --update, which writes one).
+ */
+export function findCases(paths: readonly string[], withoutExpectation = false): Case[] {
   const out: Case[] = [];
   for (const p of paths) {
     if (!existsSync(p)) throw new InputError(`cannot read ${p}: no such file or directory`);
@@ -41,7 +44,7 @@ export function findCases(paths: readonly string[]): Case[] {
           if (existsSync(join(full, 'expect.json'))) out.push(dirCase(full));
         } else if (LOG.test(entry)) {
           const expectPath = join(p, entry.replace(LOG, '.expect.json'));
-          if (existsSync(expectPath)) out.push({ name: full, files: [full], expectPath });
+          if (withoutExpectation || existsSync(expectPath)) out.push({ name: full, files: [full], expectPath });
         }
       }
     } else if (LOG.test(p)) {

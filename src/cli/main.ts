@@ -309,7 +309,7 @@ async function runTimeline(files: string[] | undefined, resource: string, maxEve
 }
 
 async function runCheck(paths: string[], update: boolean, color: boolean): Promise<number> {
-  const cases = findCases(paths);
+  const cases = findCases(paths, update);
   if (cases.length === 0) throw new UsageError(`no cases found in ${paths.join(', ')} (X.ndjson beside X.expect.json, or a directory with expect.json)`);
   const results: CaseResult[] = [];
   for (const c of cases) {

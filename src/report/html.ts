@@ -82,10 +82,10 @@ function finding(f: Finding, laneId: string | undefined): string {
   const rows = f.evidence
     .map((e) => `<tr${e.decisive ? ' class="decisive"' : ''}><td><code>${h(`${e.file}:${e.line}`)}</code>${e.inferred ? ' (inferred)' : ''}</td><td>${h(e.role)}</td><td>${h(e.ts)}</td><td>${h(e.type)}</td><td>${h(e.ownerId ?? '')}</td><td>${h(e.leaseId ?? '')}</td><td>${h(e.fenceToken ?? '')}</td><td>${h(e.result)}</td></tr>`)
     .join('');
-  return `<article id="${f.id}" class="finding sev-${f.severity}">
-<h3>${f.id} <code>${h(f.rule)}</code> on ${laneId !== undefined ? `<a href="#${laneId}">${h(f.resource)}</a>` : h(f.resource)} <small>${f.severity}, ${f.certainty}</small></h3>
+  return `<article id="${f.id}" class="finding f-${f.severity}">
+<h3>${f.id} <code>${h(f.rule)}</code> on ${laneId !== undefined ? `<a href="#${laneId}">${h(f.resource)}</a>` : h(f.resource)} <small class="sev-${f.severity}">${f.severity}, ${f.certainty}</small></h3>
 <p>${h(f.message)}</p>
-<pre class="story">${h(renderStory(f).join('\n'))}</pre>
+<pre class="story">${renderStory(f).map(h).join('\n')}</pre>
 <table class="row"><tr><th>symptom</th><td>${h(f.symptom)}</td></tr><tr><th>cause</th><td>${h(f.cause)}</td></tr><tr><th>check</th><td>${h(f.check)}</td></tr><tr><th>action</th><td>${h(f.action)}</td></tr></table>
 <table><thead><tr><th>where</th><th>role</th><th>ts</th><th>type</th><th>owner</th><th>lease</th><th>token</th><th>result</th></tr></thead><tbody>${rows}</tbody></table>
 </article>`;
@@ -204,7 +204,7 @@ h1{font-size:22px}h2{border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:
 table{border-collapse:collapse;margin:8px 0;font-size:13px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 code,pre{font-family:ui-monospace,monospace}pre.story{background:#f6f8fa;padding:8px;overflow-x:auto;font-size:12px}
 .v-violated,.sev-error{color:#c62828;font-weight:600}.v-verified{color:#2e7d32;font-weight:600}.v-untested{color:#9e6a00;font-weight:600}.sev-warning{color:#9e6a00}.sev-info{color:#616161}
-.note{color:#616161;font-style:italic}.finding{border-left:4px solid #bbb;padding-left:10px;margin:18px 0}.finding.sev-error{border-color:#c62828}.finding.sev-warning{border-color:#f9a825}
+.note{color:#616161;font-style:italic}.finding{border-left:4px solid #bbb;padding-left:10px;margin:18px 0}.finding.f-error{border-color:#c62828}.finding.f-warning{border-color:#f9a825}
 tr.decisive{background:#ffebee}.legend{font-size:12px}.sw{display:inline-block;width:10px;height:10px;border-radius:5px;margin:0 3px 0 10px}
 .sw.acc{background:#2e7d32}.sw.stale{background:#1565c0}.sw.rej{background:#ef6c00}.sw.to{background:#8d6e63}.sw.ring{border:2px solid #d50000;background:none;width:8px;height:8px}
 .bar{display:inline-block;width:24px;height:8px;background:#90a4ae;margin:0 3px 0 10px}.bar.inf{background:repeating-linear-gradient(90deg,#90a4ae 0 4px,#fff 4px 7px)}.bar.open{background:linear-gradient(90deg,#90a4ae,#fff)}

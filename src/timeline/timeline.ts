@@ -150,7 +150,8 @@ export class ResourceTimeline {
     const h = this.highest;
     if (h === undefined || token > h.token) return 'fresh';
     if (token < h.token) return 'stale';
-    return sameHandle(write, h.event) === false ? 'equal-other-handle' : 'equal-same-handle';
+    // Equal tokens: the token cannot tell the holders apart, so compare the lease, else the owner.
+    return sameHolder(write, h.event) === false ? 'equal-other-handle' : 'equal-same-handle';
   }
 
   /**
@@ -193,6 +194,7 @@ export class ResourceTimeline {
       this.ring[this.ringNext] = ev;
       this.ringNext = (this.ringNext + 1) % this.ring.length;
     }
+    if (ev.type === 'acquire') this.countAttempt(ev);
     const stats = this.busy?.stats;
     if (stats !== undefined) {
       const latency = ev.record?.latencyMs;
@@ -204,7 +206,6 @@ export class ResourceTimeline {
     }
     switch (ev.type) {
       case 'acquire':
-        this.countAttempt(ev);
         if (ev.result === 'granted') this.grant(ev);
         break;
       case 'keepalive': {
@@ -323,6 +324,13 @@ export class ResourceTimeline {
 
 function hasHandle(ev: LockEvent): boolean {
   return ev.leaseId !== undefined || ev.fenceToken !== undefined || ev.ownerId !== undefined;
+}
+
+/** Same lease (leaseId), else same owner; `undefined` when they share neither field. */
+export function sameHolder(a: LockEvent, b: LockEvent): boolean | undefined {
+  if (a.leaseId !== undefined && b.leaseId !== undefined) return a.leaseId === b.leaseId;
+  if (a.ownerId !== undefined && b.ownerId !== undefined) return a.ownerId === b.ownerId;
+  return undefined;
 }
 
 /**
