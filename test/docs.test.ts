@@ -64,6 +64,7 @@ describe('rule pages', () => {
     const good = await analyzeText(ndjsonBlock(section(md, 'Good log')));
     expect(good.input.invalid).toBe(0);
     expect(good.input.events).toBeGreaterThan(0);
-    expect(good.findings.filter((f) => f.rule === id)).toEqual([]);
+    // The good log is clean of every rule, not only this one.
+    expect(good.findings.map((f) => f.rule)).toEqual([]);
   });
 });
