@@ -5,7 +5,7 @@ import { Engine, DEFAULT_CLOCK_SKEW_MS, toEvidence } from './engine.js';
 import { readLines, type LineBatch } from './ingest/lines.js';
 import { mergeByTime } from './ingest/merge.js';
 import { fileSource, InputError, reasonOf, streamSource, type InputSource } from './ingest/open.js';
-import { InputStats, toEvents, type InputPolicy } from './ingest/records.js';
+import { firstContentLine, InputStats, toEvents, type InputPolicy } from './ingest/records.js';
 import type { LockEvent } from './model/event.js';
 import type { Finding, Problem, Readiness, Report, TimelineEvent } from './model/report.js';
 import { EventCapture } from './timeline/capture.js';
@@ -22,7 +22,7 @@ export interface AnalyzeOptions {
   streams?: readonly { name: string; stream: NodeJS.ReadableStream | AsyncIterable<Buffer | string> }[];
   /** Records already parsed, in canonical form (source name `events`, line = index + 1). */
   events?: readonly Record<string, unknown>[];
-  /** Defaults to the canonical profile. */
+  /** Defaults to the canonical profile; see getProfile() and loadMapping(). */
   profile?: Profile;
   /** Rule ids to run (default: all). */
   rules?: readonly string[];
@@ -186,8 +186,19 @@ async function* sourceEvents(input: InputSource, profile: Profile, stats: InputS
   let lines: AsyncGenerator<LineBatch>;
   try {
     lines = readLines(progress === undefined ? input.open() : counted(input.open(), input.name, progress), { maxLineBytes });
+    let chosen = profile.detect === undefined ? profile : undefined;
     for await (const batch of lines) {
-      const events = toEvents(batch, profile, input.name, input.name, stats, summary);
+      if (chosen === undefined) {
+        const first = firstContentLine(batch);
+        chosen = first === undefined ? undefined : profile.detect!(first);
+        if (chosen === undefined) {
+          // Only blank or over-long lines so far: count them; any profile does.
+          toEvents(batch, canonical, input.name, input.name, stats, summary);
+          continue;
+        }
+        summary.profile = chosen.name;
+      }
+      const events = toEvents(batch, chosen, input.name, input.name, stats, summary);
       if (progress !== undefined) {
         progress.info.lines += batch.lines.length;
         progress.report(progress.info);
@@ -201,8 +212,9 @@ async function* sourceEvents(input: InputSource, profile: Profile, stats: InputS
   }
 }
 
-async function* recordEvents(records: readonly Record<string, unknown>[], profile: Profile, stats: InputStats): AsyncGenerator<LockEvent[]> {
+async function* recordEvents(records: readonly Record<string, unknown>[], chosen: Profile, stats: InputStats): AsyncGenerator<LockEvent[]> {
   const summary = stats.addFile('events');
+  const profile = chosen.detect !== undefined && records.length > 0 ? chosen.detect(JSON.stringify(records[0])) : chosen;
   const out: LockEvent[] = [];
   for (let i = 0; i < records.length; i++) {
     summary.lines++;

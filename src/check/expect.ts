@@ -10,6 +10,8 @@ export interface ExpectedFinding {
   /** Exact number of findings of this rule on this resource (default: at least one). */
   count?: number;
   certainty?: 'definite' | 'likely' | 'possible';
+  /** For rules with two severities (accepted-equal-token): every finding of the pair has it. */
+  severity?: 'error' | 'warning' | 'info';
 }
 
 export interface Expectation {
@@ -27,13 +29,14 @@ export interface Expectation {
 /** Differences between a report and an expectation, one line each; empty when they agree. */
 export function diffExpectation(report: Report, expected: Expectation): string[] {
   const diffs: string[] = [];
-  const actual = new Map<string, { count: number; certainties: Set<string> }>();
+  const actual = new Map<string, { count: number; certainties: Set<string>; severities: Set<string> }>();
   for (const f of report.findings) {
     const key = `${f.rule} @ ${f.resource}`;
     let a = actual.get(key);
-    if (a === undefined) actual.set(key, (a = { count: 0, certainties: new Set() }));
+    if (a === undefined) actual.set(key, (a = { count: 0, certainties: new Set(), severities: new Set() }));
     a.count++;
     a.certainties.add(f.certainty);
+    a.severities.add(f.severity);
   }
   const expectedKeys = new Set<string>();
   for (const e of expected.findings ?? []) {
@@ -47,6 +50,9 @@ export function diffExpectation(report: Report, expected: Expectation): string[]
     if (e.count !== undefined && a.count !== e.count) diffs.push(`~ ${key}: expected ${e.count} finding(s), got ${a.count}`);
     if (e.certainty !== undefined && (a.certainties.size !== 1 || !a.certainties.has(e.certainty))) {
       diffs.push(`~ ${key}: expected certainty ${e.certainty}, got ${[...a.certainties].join(', ')}`);
+    }
+    if (e.severity !== undefined && (a.severities.size !== 1 || !a.severities.has(e.severity))) {
+      diffs.push(`~ ${key}: expected severity ${e.severity}, got ${[...a.severities].join(', ')}`);
     }
   }
   for (const [key, a] of actual) {

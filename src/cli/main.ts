@@ -22,6 +22,9 @@ import { Progress } from './progress.js';
 import { renderTimeline } from '../report/timeline.js';
 import { findCases, runCase, writeExpectation, type CaseResult } from '../check/cases.js';
 import { renderCheck } from './check.js';
+import { getProfile, loadMapping, PROFILE_NAMES, type ProfileName } from '../profiles/index.js';
+import { MappingError } from '../profiles/mapping.js';
+import type { Profile } from '../profiles/types.js';
 import { escapeTerminal } from '../report/escape.js';
 import { renderRules } from './rules.js';
 import { renderExplain, UnknownRuleError } from './explain.js';
@@ -35,6 +38,31 @@ const FORMATS = ['table', 'json', 'markdown', 'html', 'junit', 'github', 'ndjson
 const FAIL_ON = ['error', 'warning', 'info', 'none'] as const;
 
 class UsageError extends Error {}
+
+/** Options that choose how records become events; shared by analyze, timeline and map. */
+const PROFILE_OPTIONS = {
+  profile: { alias: 'p', choices: PROFILE_NAMES, default: 'canonical' as ProfileName, describe: 'How records become events: a built-in profile (auto picks one per file)' },
+  mapping: { alias: 'm', type: 'string', describe: 'A mapping file for your own log fields (see README "Your own logs"); replaces --profile' },
+  'klog-year': { type: 'number', describe: 'k8s-leaderelection: the year klog text lines lack [default: this year]' },
+  'klog-zone': { type: 'string', describe: 'k8s-leaderelection: the zone klog text lines lack, e.g. Z or +02:00 [default: Z]' },
+} as const;
+
+interface ProfileArgs {
+  profile: ProfileName;
+  mapping?: string;
+  'klog-year'?: number;
+  'klog-zone'?: string;
+}
+
+function profileFrom(args: ProfileArgs): Profile {
+  const zone = args['klog-zone'];
+  if (zone !== undefined && !/^(Z|[+-]\d{2}:\d{2})$/.test(zone)) throw new UsageError(`--klog-zone "${zone}" is not Z or an offset such as +02:00`);
+  const year = args['klog-year'];
+  if (year !== undefined && !(Number.isInteger(year) && year >= 1970 && year <= 9999)) throw new UsageError('--klog-year must be a year such as 2026');
+  const klog = { year, zone };
+  if (args.mapping !== undefined) return loadMapping(args.mapping, { klog });
+  return getProfile(args.profile, { klog });
+}
 
 export async function main(argv: string[] = hideBin(process.argv)): Promise<void> {
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -66,6 +94,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .option('busy-threshold', { type: 'number', default: DEFAULT_BUSY_THRESHOLD, describe: 'busy-rate-rising: rise of the busy share over the first window that is reported (0-1)' })
           .option('rule', { type: 'string', describe: 'Run only these rules: --rule a --rule b, or --rule a,b (see `stalewrite rules`)' })
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print invalid lines to stderr' })
+          .options(PROFILE_OPTIONS)
           .option('all-resources', { type: 'boolean', default: false, describe: 'html: draw every resource, not only those with findings' })
           .option('max-resources', { type: 'number', default: 50, describe: 'html: resources drawn at most (a note says how many were left out)' })
           .option('progress', { type: 'boolean', describe: 'Show progress on stderr [default: when stderr is a terminal and CI is not set]' })
@@ -115,10 +144,11 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .option('resource', { alias: 'r', type: 'string', demandOption: true, describe: 'The resource key' })
           .option('max-events', { type: 'number', default: 100000, describe: 'Events shown at most (first fifth and the latest)' })
           .option('clock-skew', { type: 'string', default: `${DEFAULT_CLOCK_SKEW_MS}ms`, describe: 'Bound on clock skew between sources' })
+          .options(PROFILE_OPTIONS)
           .example('$0 timeline --resource resource-7 fixtures/article-unsafe.ndjson', 'The article-style interleaving of one resource')
           .example('$0 timeline -r orders/42 authority.ndjson db.ndjson', 'Merged from several sources'),
       async (args) => {
-        process.exitCode = await runTimeline(args.files, args.resource, args['max-events'], args['clock-skew']);
+        process.exitCode = await runTimeline(args.files, args.resource, args['max-events'], args['clock-skew'], profileFrom(args));
       },
     )
     .command(
@@ -144,7 +174,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
     .strict()
     .wrap(Math.min(110, process.stdout.columns ?? 100))
     .fail((msg, err) => {
-      if (err !== undefined && err !== null && !(err instanceof UsageError) && !(err instanceof UnknownRuleError)) throw err;
+      if (err !== undefined && err !== null && !(err instanceof UsageError) && !(err instanceof UnknownRuleError) && !(err instanceof MappingError)) throw err;
       process.stderr.write(`stalewrite: ${msg ?? err?.message}\nRun "stalewrite --help" for usage.\n`);
       process.exit(EXIT_USAGE);
     });
@@ -152,7 +182,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
   try {
     await cli.parseAsync();
   } catch (err) {
-    if (err instanceof InputError || err instanceof StrictInputError || err instanceof UsageError || err instanceof UnknownRuleError) {
+    if (err instanceof InputError || err instanceof StrictInputError || err instanceof UsageError || err instanceof UnknownRuleError || err instanceof MappingError) {
       process.stderr.write(`stalewrite: ${escapeTerminal(err.message)}\n`);
       process.exitCode = EXIT_USAGE;
       return;
@@ -161,7 +191,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
   }
 }
 
-interface AnalyzeArgs {
+interface AnalyzeArgs extends ProfileArgs {
   files?: string[];
   format?: (typeof FORMATS)[number];
   output?: string;
@@ -207,6 +237,7 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   try {
     report = await analyze({
       files,
+      profile: profileFrom(args),
       strict: args.strict,
       maxInvalid: args['max-invalid'],
       maxLineBytes: args['max-line-bytes'],
@@ -289,7 +320,7 @@ function openSink(path: string | undefined): Sink {
   };
 }
 
-async function runTimeline(files: string[] | undefined, resource: string, maxEvents: number, skew: string): Promise<number> {
+async function runTimeline(files: string[] | undefined, resource: string, maxEvents: number, skew: string, profile: Profile): Promise<number> {
   const clockSkewMs = parseDuration(skew);
   if (clockSkewMs === undefined) throw new UsageError(`--clock-skew "${skew}" is not a duration such as 250ms or 1s`);
   if (!Number.isInteger(maxEvents) || maxEvents < 2) throw new UsageError('--max-events must be a whole number ≥ 2');
@@ -297,6 +328,7 @@ async function runTimeline(files: string[] | undefined, resource: string, maxEve
     files: files === undefined || files.length === 0 ? ['-'] : files,
     clockSkewMs,
     timelines: { resources: [resource], perResource: maxEvents },
+    profile,
     onProblem: () => undefined,
   });
   const lines = renderTimeline(report, resource);

@@ -41,7 +41,7 @@ export class InputStats {
   }
 
   addFile(file: string): FileSummary {
-    const f: FileSummary = { file, lines: 0, events: 0, blank: 0, ignored: 0, invalid: 0 };
+    const f: FileSummary = { file, lines: 0, events: 0, blank: 0, ignored: 0, invalid: 0, expanded: 0 };
     this.files.push(f);
     return f;
   }
@@ -67,6 +67,7 @@ export class InputStats {
       blank: 0,
       ignored: 0,
       invalid: 0,
+      expanded: 0,
       problems: this.problems.slice(),
       problemsOmitted: this.problemsOmitted,
     };
@@ -76,6 +77,7 @@ export class InputStats {
       s.blank += f.blank;
       s.ignored += f.ignored;
       s.invalid += f.invalid;
+      s.expanded += f.expanded;
     }
     return s;
   }
@@ -85,6 +87,8 @@ export class InputStats {
 export function toEvents(batch: LineBatch, profile: Profile, file: string, source: string, stats: InputStats, summary: FileSummary): LockEvent[] {
   const out: LockEvent[] = [];
   const { lines, firstLine } = batch;
+  const parse = profile.parseLine;
+  const expand = profile.expand;
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i];
     const line = firstLine + i;
@@ -98,25 +102,54 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
       continue;
     }
     let record: unknown;
-    try {
-      record = JSON.parse(text);
-    } catch (err) {
-      stats.problem(summary, line, `not valid JSON: ${(err as Error).message}`);
+    if (parse !== undefined) {
+      record = parse(text);
+      if (typeof record === 'string') {
+        stats.problem(summary, line, record);
+        continue;
+      }
+    } else {
+      try {
+        record = JSON.parse(text);
+      } catch (err) {
+        stats.problem(summary, line, `not valid JSON: ${(err as Error).message}`);
+        continue;
+      }
+      if (record === null || typeof record !== 'object' || Array.isArray(record)) {
+        stats.problem(summary, line, `expected a JSON object, got ${record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record}`);
+        continue;
+      }
+    }
+    const origin = { file, line, source, text };
+    if (expand === undefined) {
+      count(profile.toEvent(record as Record<string, unknown>, origin), stats, summary, line, out);
       continue;
     }
-    if (record === null || typeof record !== 'object' || Array.isArray(record)) {
-      stats.problem(summary, line, `expected a JSON object, got ${record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record}`);
+    const records = expand(record as Record<string, unknown>);
+    if (records.length === 0) {
+      summary.ignored++;
       continue;
     }
-    const ev = profile.toEvent(record as Record<string, unknown>, { file, line, source, text });
-    if (ev === null) summary.ignored++;
-    else if (typeof ev === 'string') stats.problem(summary, line, ev);
-    else {
-      summary.events++;
-      out.push(ev);
-    }
+    // Several records on one line: each is counted; `expanded` keeps the sum reconciled.
+    summary.expanded += records.length - 1;
+    for (const r of records) count(profile.toEvent(r, origin), stats, summary, line, out);
   }
   return out;
+}
+
+function count(ev: LockEvent | string | null, stats: InputStats, summary: FileSummary, line: number, out: LockEvent[]): void {
+  if (ev === null) summary.ignored++;
+  else if (typeof ev === 'string') stats.problem(summary, line, ev);
+  else {
+    summary.events++;
+    out.push(ev);
+  }
+}
+
+/** The first non-blank line of a batch, if any (for profile detection). */
+export function firstContentLine(batch: LineBatch): string | undefined {
+  for (const l of batch.lines) if (l !== null && !isBlank(l)) return l;
+  return undefined;
 }
 
 function isBlank(text: string): boolean {

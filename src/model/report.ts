@@ -75,8 +75,15 @@ export interface FileSummary {
   blank: number;
   ignored: number;
   invalid: number;
+  /**
+   * Records beyond the first on lines that hold several (OTLP export batches); 0 otherwise.
+   * Always: lines + expanded = events + blank + ignored + invalid.
+   */
+  expanded: number;
   /** Set when the input could not be read to its end (unreadable, truncated gzip, …). */
   error?: string;
+  /** The profile `--profile auto` chose for this input. */
+  profile?: string;
 }
 
 export interface InputSummary {
@@ -86,6 +93,8 @@ export interface InputSummary {
   blank: number;
   ignored: number;
   invalid: number;
+  /** See FileSummary.expanded. */
+  expanded: number;
   problems: Problem[];
   /** Problems counted in `invalid` but not listed, past the cap. */
   problemsOmitted: number;

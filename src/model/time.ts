@@ -59,3 +59,42 @@ export function formatDuration(ms: number): string {
 function round(n: number): string {
   return String(Math.round(n * 100) / 100);
 }
+
+export const TIME_FORMATS = ['auto', 'rfc3339', 'epoch-s', 'epoch-ms', 'epoch-us', 'epoch-ns'] as const;
+export type TimeFormat = (typeof TIME_FORMATS)[number];
+
+const NUMERIC = /^-?\d+(\.\d+)?$/;
+const SQL_UTC = /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2}(?:\.\d+)?) ?(UTC|GMT|Z|[+-]\d{2}:?\d{2})$/;
+
+/**
+ * Timestamps as application loggers write them: RFC 3339 / ISO strings (also
+ * `2024-01-15 10:30:46.456 UTC` and `+0000` offsets), and epoch seconds (zap's float seconds),
+ * milliseconds (pino), microseconds or nanoseconds (OTLP), as numbers or numeric strings.
+ * `auto` tells epoch units apart by magnitude.
+ */
+export function parseTimeValue(value: unknown, format: TimeFormat = 'auto'): TimeParse {
+  if (typeof value === 'number' || (typeof value === 'string' && NUMERIC.test(value))) {
+    const n = Number(value);
+    if (!Number.isFinite(n)) return { ok: false, reason: `timestamp ${String(value)} is not a number` };
+    let unit = format;
+    if (unit === 'auto') {
+      const a = Math.abs(n);
+      unit = a < 1e11 ? 'epoch-s' : a < 1e14 ? 'epoch-ms' : a < 1e17 ? 'epoch-us' : 'epoch-ns';
+    }
+    if (unit === 'rfc3339') return { ok: false, reason: `timestamp ${String(value)} is a number, not RFC 3339` };
+    const ms = unit === 'epoch-s' ? n * 1000 : unit === 'epoch-ms' ? n : unit === 'epoch-us' ? n / 1000 : n / 1e6;
+    return parseTimestamp(ms);
+  }
+  if (typeof value === 'string') {
+    if (format !== 'auto' && format !== 'rfc3339') return { ok: false, reason: `timestamp ${JSON.stringify(value.slice(0, 40))} is not a number (${format})` };
+    const direct = parseTimestamp(value);
+    if (direct.ok) return direct;
+    const m = SQL_UTC.exec(value);
+    if (m !== null) {
+      const zone = m[3] === 'UTC' || m[3] === 'GMT' || m[3] === 'Z' ? 'Z' : m[3]!.length === 5 ? `${m[3]!.slice(0, 3)}:${m[3]!.slice(3)}` : m[3]!;
+      return parseTimestamp(`${m[1]}T${m[2]}${zone}`);
+    }
+    return direct;
+  }
+  return parseTimestamp(value);
+}

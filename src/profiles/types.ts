@@ -17,5 +17,11 @@ export interface RecordOrigin {
  */
 export interface Profile {
   readonly name: string;
+  /** How a line becomes a record; default JSON.parse. Returns a string: the reason it is invalid. */
+  readonly parseLine?: (text: string) => Record<string, unknown> | string;
+  /** Split a record into several (e.g. an OTLP export batch); default: the record itself. */
+  readonly expand?: (record: Record<string, unknown>) => Record<string, unknown>[];
   toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null;
+  /** For `auto`: the profile to use for an input, from its first non-blank line. */
+  readonly detect?: (firstLine: string) => Profile;
 }

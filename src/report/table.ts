@@ -63,7 +63,7 @@ export function renderTable(report: Report, options: TableOptions): string {
   }
 
   const i = report.input;
-  out.push(`input: ${i.files.length} file${i.files.length === 1 ? '' : 's'}, ${i.lines} lines = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid`);
+  out.push(`input: ${i.files.length} file${i.files.length === 1 ? '' : 's'}, ${i.lines} lines${i.expanded > 0 ? ` + ${i.expanded} more records in batches` : ''} = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid`);
   const maxProblems = options.maxProblems ?? 10;
   for (const p of i.problems.slice(0, maxProblems)) out.push(`  ${t(p.file)}:${p.line}: ${t(p.reason)}`);
   const more = i.invalid - Math.min(i.problems.length, maxProblems);

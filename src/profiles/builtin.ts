@@ -1,0 +1,107 @@
+/**
+ * Built-in profiles, written in the mapping language itself (so each is also an example of a
+ * mapping file): app-json (JSON logger envelopes + lock-field aliases), logfmt, otlp-json and
+ * k8s-leaderelection. `canonical` is the format v1 with its own strict validator.
+ */
+import type { MappingSpec } from './mapping.js';
+
+const SEP = '[._ -]?';
+
+/** Where app loggers put the time, and the aliases of the lock fields. */
+export const APP_FIELDS: Record<string, string[]> = {
+  ts: ['time', 'timestamp', 'ts', '@timestamp', 't'],
+  type: ['event', 'type', 'kind'],
+  message: ['msg', 'message', '@message', 'event'],
+  resource: ['resource', 'resourceKey', 'resource_key', 'key', 'lockKey', 'lock_key', 'lock'],
+  ownerId: ['ownerId', 'owner', 'worker', 'holder', 'owner_id', 'workerId', 'worker_id'],
+  leaseId: ['leaseId', 'lease', 'lease_id', 'leaseID'],
+  fenceToken: ['fenceToken', 'fence', 'fencing_token', 'fencingToken', 'fence_token', 'token'],
+  operationId: ['operationId', 'opId', 'op_id', 'operation_id', 'idempotencyKey', 'idempotency_key'],
+  rowCount: ['rowCount', 'rows', 'rowsAffected', 'rows_affected', 'row_count'],
+  ttlMs: ['ttlMs', 'ttl_ms', 'ttl'],
+  result: ['result', 'outcome'],
+  observer: ['observer', 'role'],
+  source: ['source'],
+};
+
+const re = (pattern: string) => ({ regex: pattern, flags: 'i' });
+const WRITE_TYPE = re(`^(write|update|db${SEP}write|write${SEP}result|resource${SEP}write)$`);
+
+/**
+ * The event-type vocabulary: an explicit `event`/`type`/`kind` value first, then patterns in
+ * the message. Documented in the README ("app-json").
+ */
+export const APP_RULES: MappingSpec['match'] = [
+  { when: { '@type': re(`^(lock${SEP})?(busy|contended|acquire${SEP}busy|already${SEP}locked)$`) }, type: 'acquire', set: { result: 'busy' } },
+  { when: { '@type': re(`^(lock${SEP})?(acquire|acquired|granted|key${SEP}created)$`) }, type: 'acquire' },
+  { when: { '@type': re(`^(lease${SEP})?(keepalive|keep${SEP}alive|renew)${SEP}(failed|error)$`) }, type: 'keepalive', set: { result: 'failed' } },
+  { when: { '@type': re(`^(lease${SEP})?(keepalive|keep${SEP}alive|renew|renewed|heartbeat)(${SEP}(ok|succeeded))?$`) }, type: 'keepalive' },
+  { when: { '@type': re(`^(lease${SEP})?(expire|expired|lost)$`) }, type: 'expire' },
+  { when: { '@type': re(`^(lease${SEP})?(revoke|revoked)$`) }, type: 'revoke' },
+  { when: { '@type': re(`^(lock${SEP})?(release|unlock)${SEP}(rejected|refused|failed)$`) }, type: 'release', set: { result: 'rejected' } },
+  { when: { '@type': re(`^(lock${SEP})?(release|released|unlock|unlocked)$`) }, type: 'release' },
+  { when: { '@type': WRITE_TYPE, '@result': { exists: true } }, type: 'write' },
+  { when: { '@type': WRITE_TYPE, '@rowCount': 0 }, type: 'write', set: { result: 'rejected-stale-fence' } },
+  { when: { '@type': WRITE_TYPE, '@rowCount': { exists: true } }, type: 'write', set: { result: 'accepted' } },
+  { when: { '@message': re('\\block (is )?busy\\b|\\balready (locked|held)\\b|\\block held by\\b') }, type: 'acquire', set: { result: 'busy' } },
+  { when: { '@message': re('\\block acquired\\b|\\bacquired (the )?lock\\b') }, type: 'acquire' },
+  { when: { '@message': re('\\bkeepalive failed\\b|\\bfailed to renew\\b|\\brenewal failed\\b') }, type: 'keepalive', set: { result: 'failed' } },
+  { when: { '@message': re('\\bkeepalive (ok|succeeded)\\b|\\blease renewed\\b|\\brenewed (the )?lease\\b') }, type: 'keepalive' },
+  { when: { '@message': re('\\blease (lost|expired)\\b') }, type: 'expire' },
+  { when: { '@message': re('\\blease revoked\\b') }, type: 'revoke' },
+  { when: { '@message': re('\\b(release|unlock) (rejected|refused)\\b') }, type: 'release', set: { result: 'rejected' } },
+  { when: { '@message': re('\\block released\\b|\\breleased (the )?lock\\b') }, type: 'release' },
+  { when: { '@message': re('\\bwrite rejected\\b|\\bstale (write|token|fence)\\b|\\bfenced off\\b') }, type: 'write', set: { result: 'rejected-stale-fence' } },
+  { when: { '@message': re('\\bwrite (accepted|applied|committed)\\b') }, type: 'write', set: { result: 'accepted' } },
+  { when: { '@message': re('\\bwrite (failed|error)\\b') }, type: 'write', set: { result: 'error' } },
+  { when: { '@message': re('\\bwrite timed out\\b|\\bwrite timeout\\b') }, type: 'write', set: { result: 'timeout' } },
+  { when: { '@message': re('\\b(write|wrote|update)\\b'), '@result': { exists: true } }, type: 'write' },
+  { when: { '@message': re('\\b(write|wrote|update)\\b'), '@rowCount': 0 }, type: 'write', set: { result: 'rejected-stale-fence' } },
+  { when: { '@message': re('\\b(write|wrote|update)\\b'), '@rowCount': { exists: true } }, type: 'write', set: { result: 'accepted' } },
+];
+
+export const APP_JSON: MappingSpec = {
+  description: 'JSON application logs (pino, bunyan, winston, zap, zerolog, slog, structlog, hclog) with common lock-field names',
+  fields: APP_FIELDS,
+  match: APP_RULES,
+  defaults: { ownerId: '{hostname}/{pid}' },
+};
+
+export const LOGFMT: MappingSpec = {
+  ...APP_JSON,
+  description: 'logfmt lines (key=value, quoted values), read with the app-json aliases',
+  parse: 'logfmt',
+  fields: { ...APP_FIELDS, ts: ['time', 'ts', 'timestamp', 't', '@timestamp'] },
+};
+
+export const OTLP_JSON: MappingSpec = {
+  description: 'OpenTelemetry logs in OTLP/JSON (export batches or one log record per line)',
+  expand: 'otlp',
+  fields: {
+    ...APP_FIELDS,
+    ts: ['timeUnixNano', 'observedTimeUnixNano'],
+    message: ['body', 'event'],
+    ownerId: [...APP_FIELDS.ownerId!, 'service.instance.id', 'host.name'],
+    source: ['source', 'service.instance.id', 'host.name'],
+  },
+  match: APP_RULES,
+};
+
+export const K8S_LEADERELECTION: MappingSpec = {
+  description: 'client-go leader election (klog text or JSON): lease-only evidence, no tokens',
+  parse: 'klog',
+  fields: {
+    ts: ['ts', 'time'],
+    message: ['msg'],
+    resource: ['lock', 'lease', 'lockName'],
+    ownerId: ['identity', 'holder', 'pod'],
+  },
+  match: [
+    { when: { '@message': re('successfully acquired lease') }, type: 'acquire', set: { observer: 'worker' } },
+    { when: { '@message': re('successfully renewed lease') }, type: 'keepalive', set: { observer: 'worker' } },
+    { when: { '@message': re('failed to renew lease') }, type: 'keepalive', set: { result: 'failed', observer: 'worker' } },
+    { when: { '@message': re('is held by .* and has not yet expired|lock is held by') }, type: 'acquire', set: { result: 'busy', observer: 'worker' } },
+    { when: { '@message': re('lease has expired|leaderelection lost|stopped leading') }, type: 'expire', set: { observer: 'worker' } },
+  ],
+  defaults: { ownerId: '{$file}' },
+};

@@ -1,0 +1,75 @@
+/** The profiles by name, and `auto`, which picks one per input from its first record. */
+import { canonical } from './canonical.js';
+import { APP_JSON, K8S_LEADERELECTION, LOGFMT, OTLP_JSON } from './builtin.js';
+import { compileMapping, loadMapping, type CompileOptions } from './mapping.js';
+import type { Profile } from './types.js';
+import { EVENT_TYPES } from '../model/event.js';
+
+export const PROFILE_NAMES = ['canonical', 'app-json', 'logfmt', 'otlp-json', 'k8s-leaderelection', 'auto'] as const;
+export type ProfileName = (typeof PROFILE_NAMES)[number];
+
+export function getProfile(name: ProfileName, options: CompileOptions = {}): Profile {
+  switch (name) {
+    case 'canonical':
+      return canonical;
+    case 'app-json':
+      return compileMapping(APP_JSON, 'app-json', options);
+    case 'logfmt':
+      return compileMapping(LOGFMT, 'logfmt', options);
+    case 'otlp-json':
+      return compileMapping(OTLP_JSON, 'otlp-json', options);
+    case 'k8s-leaderelection':
+      return compileMapping(K8S_LEADERELECTION, 'k8s-leaderelection', options);
+    case 'auto':
+      return autoProfile(options);
+  }
+}
+
+export { loadMapping, compileMapping };
+
+const KLOG_LINE = /^[IWEF]\d{4} \d{2}:\d{2}:\d{2}/;
+const LOGFMT_LINE = /^[\w.@-]+=("[^"]*"|\S*)(\s+[\w.@-]+=("[^"]*"|\S*))+/;
+
+/**
+ * `auto`: decide per input from its first non-blank line. OTLP (resourceLogs or timeUnixNano),
+ * canonical (type, resource and ts as in format v1), klog (text header, or JSON from leaderelection),
+ * logfmt (key=value pairs), else app-json.
+ */
+export function autoProfile(options: CompileOptions = {}): Profile {
+  const cache = new Map<string, Profile>();
+  const get = (name: ProfileName) => {
+    let p = cache.get(name);
+    if (p === undefined) cache.set(name, (p = getProfile(name, options)));
+    return p;
+  };
+  return {
+    name: 'auto',
+    detect(firstLine: string): Profile {
+      return get(detectProfile(firstLine));
+    },
+    toEvent() {
+      throw new Error('the auto profile detects a profile per input first');
+    },
+  };
+}
+
+export function detectProfile(line: string): Exclude<ProfileName, 'auto'> {
+  const text = line.trim();
+  if (KLOG_LINE.test(text)) return 'k8s-leaderelection';
+  if (text.startsWith('{')) {
+    let rec: unknown;
+    try {
+      rec = JSON.parse(text);
+    } catch {
+      return 'app-json';
+    }
+    if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) return 'app-json';
+    const r = rec as Record<string, unknown>;
+    if ('resourceLogs' in r || 'timeUnixNano' in r) return 'otlp-json';
+    if (typeof r.type === 'string' && (EVENT_TYPES as readonly string[]).includes(r.type) && typeof r.resource === 'string' && 'ts' in r) return 'canonical';
+    if (typeof r.caller === 'string' && typeof r.msg === 'string' && /leaderelection|lease/i.test(r.caller + ' ' + r.msg)) return 'k8s-leaderelection';
+    return 'app-json';
+  }
+  if (LOGFMT_LINE.test(text)) return 'logfmt';
+  return 'app-json';
+}

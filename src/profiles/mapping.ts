@@ -1,0 +1,447 @@
+/**
+ * Mapping files (`--mapping FILE`) and the built-in profiles written in the same language: which
+ * records are which event type (match rules), where each canonical field lives (dot paths, first
+ * present wins), value maps, timestamp formats, identifier normalisation and defaults. Compiled
+ * once, when loaded; every mistake is reported then, with its path in the file, not per line.
+ */
+import { basename } from 'node:path';
+import { Ajv, type ErrorObject } from 'ajv';
+import { readFileSync } from 'node:fs';
+import { defaultObserver, defaultResult, EVENT_TYPES, OBSERVERS, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
+import { parseTimeValue, type TimeFormat } from '../model/time.js';
+import { parseFenceToken } from '../model/token.js';
+import { numberLiteral } from './canonical.js';
+import type { Profile, RecordOrigin } from './types.js';
+import { klogParser, parseLogfmt, type KlogOptions } from './parsers.js';
+import { expandOtlp } from './otlp.js';
+
+export const mappingSchema = JSON.parse(readFileSync(new URL('../../schema/mapping.schema.json', import.meta.url), 'utf8')) as object;
+
+type Scalar = string | number | boolean | null;
+type Condition = Scalar | { equals?: Scalar; in?: Scalar[]; regex?: string; flags?: string; exists?: boolean };
+
+export interface MappingSpec {
+  description?: string;
+  parse?: 'json' | 'logfmt' | 'klog';
+  expand?: 'otlp';
+  timestamp?: TimeFormat;
+  fields?: Record<string, string | string[]>;
+  match: { when: Record<string, Condition>; type: EventType; set?: Record<string, string> }[];
+  values?: Record<string, Record<string, string>>;
+  normalize?: Record<string, 'etcd-lease' | 'hex' | 'decimal' | 'lower' | 'trim'>;
+  defaults?: Record<string, string>;
+}
+
+/** A mapping file that cannot be used; the message names the file, the path and the problem. */
+export class MappingError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MappingError';
+  }
+}
+
+/** Longest text a regular expression is run on (bounds the cost of any pattern). */
+export const MAX_REGEX_INPUT = 4096;
+
+/** Where canonical fields are looked up when a mapping does not say. */
+const DEFAULT_FIELDS: Record<string, string[]> = {
+  ts: ['ts'],
+  type: ['type'],
+  message: ['msg', 'message'],
+  resource: ['resource'],
+  ownerId: ['ownerId'],
+  leaseId: ['leaseId'],
+  operationId: ['operationId'],
+  fenceToken: ['fenceToken'],
+  ttlMs: ['ttlMs'],
+  result: ['result'],
+  observer: ['observer'],
+  source: ['source'],
+  rowCount: ['rowCount'],
+};
+
+type Getter = (record: Record<string, unknown>) => unknown;
+type Test = (record: Record<string, unknown>) => boolean;
+
+interface CompiledRule {
+  tests: Test[];
+  type: EventType;
+  set: Record<string, string>;
+}
+
+let validator: ReturnType<Ajv['compile']> | undefined;
+
+export function loadMapping(path: string, options: CompileOptions = {}): Profile {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new MappingError(`cannot read mapping ${path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+  }
+  let spec: unknown;
+  try {
+    spec = JSON.parse(text);
+  } catch (err) {
+    throw new MappingError(`mapping ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  return compileMapping(spec, path, options);
+}
+
+export interface CompileOptions {
+  /** For `parse: "klog"`: the year and zone klog text lines lack. */
+  klog?: KlogOptions;
+}
+
+export function compileMapping(spec: unknown, name: string, options: CompileOptions = {}): Profile {
+  validator ??= new Ajv({ allErrors: false, strict: true, allowUnionTypes: true }).compile(mappingSchema);
+  if (!validator(spec)) throw new MappingError(`mapping ${name}: ${explain(validator.errors ?? [])}`);
+  const m = spec as MappingSpec;
+  const where = (p: string) => `mapping ${name}: ${p}`;
+
+  const getters = new Map<string, Getter>();
+  for (const [field, paths] of Object.entries(DEFAULT_FIELDS)) getters.set(field, firstOf(paths));
+  for (const [field, paths] of Object.entries(m.fields ?? {})) getters.set(field, firstOf(typeof paths === 'string' ? [paths] : paths));
+  const get = (field: string) => getters.get(field)!;
+
+  const rules: CompiledRule[] = m.match.map((rule, i) => {
+    const tests = Object.entries(rule.when).map(([path, cond]) => {
+      const getter = path.startsWith('@') ? getters.get(path.slice(1)) : pathGetter(path);
+      if (getter === undefined) throw new MappingError(where(`/match/${i}/when: "${path}" is not a canonical field (use one of ${[...getters.keys()].map((k) => '@' + k).join(', ')})`));
+      return condition(getter, cond, where(`/match/${i}/when/${path}`));
+    });
+    for (const [field, value] of Object.entries(rule.set ?? {})) {
+      if (field === 'result' && !RESULTS[rule.type].includes(value)) throw new MappingError(where(`/match/${i}/set/result: "${value}" is not a result of ${rule.type} (${RESULTS[rule.type].join(', ')})`));
+      if (field === 'observer' && !(OBSERVERS as readonly string[]).includes(value)) throw new MappingError(where(`/match/${i}/set/observer: "${value}" is not one of ${OBSERVERS.join(', ')}`));
+    }
+    return { tests, type: rule.type, set: rule.set ?? {} };
+  });
+  // A rule after one with no conditions, or with the very same conditions, can never match.
+  const keys = m.match.map((rule) => JSON.stringify(Object.entries(rule.when).sort(([a], [b]) => (a < b ? -1 : 1))));
+  keys.forEach((key, i) => {
+    const j = keys.findIndex((k, at) => at < i && (k === '[]' || k === key));
+    if (j !== -1) throw new MappingError(where(`/match/${i} can never match: /match/${j} before it matches ${keys[j] === '[]' ? 'every record' : 'the same records'}`));
+  });
+  for (const [field, map] of Object.entries(m.values ?? {})) {
+    for (const [raw, value] of Object.entries(map)) {
+      if (field === 'observer' && !(OBSERVERS as readonly string[]).includes(value)) throw new MappingError(where(`/values/observer/${raw}: "${value}" is not one of ${OBSERVERS.join(', ')}`));
+      if (field === 'type' && !(EVENT_TYPES as readonly string[]).includes(value)) throw new MappingError(where(`/values/type/${raw}: "${value}" is not an event type`));
+    }
+  }
+  const valueMap = (field: string) => {
+    const map = m.values?.[field];
+    return map === undefined ? undefined : new Map(Object.entries(map));
+  };
+  const results = valueMap('result');
+  const observers = valueMap('observer');
+  const resources = valueMap('resource');
+  const owners = valueMap('ownerId');
+  const normalizers = new Map(Object.entries(m.normalize ?? {}).map(([f, how]) => [f, normalizer(how)]));
+  const norm = (field: string, v: string | undefined) => (v === undefined ? undefined : (normalizers.get(field)?.(v) ?? v));
+  const defaults = new Map(Object.entries(m.defaults ?? {}).map(([f, t]) => [f, template(t, where(`/defaults/${f}`))]));
+  if (m.defaults?.observer !== undefined && !(OBSERVERS as readonly string[]).includes(m.defaults.observer)) throw new MappingError(where(`/defaults/observer: "${m.defaults.observer}" is not one of ${OBSERVERS.join(', ')}`));
+  const format = m.timestamp ?? 'auto';
+  const tokenKeys = lastSegments(m.fields?.fenceToken ?? DEFAULT_FIELDS.fenceToken!);
+  const leaseKeys = lastSegments(m.fields?.leaseId ?? DEFAULT_FIELDS.leaseId!);
+  const [gTs, gRes, gOwner, gLease, gOp, gToken, gTtl, gResult, gObs, gSource] = ['ts', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source'].map(get) as Getter[];
+  const tsPaths = pathsOf(m.fields?.ts ?? DEFAULT_FIELDS.ts!);
+  const resourcePaths = pathsOf(m.fields?.resource ?? DEFAULT_FIELDS.resource!);
+
+  const parse = m.parse === 'logfmt' ? parseLogfmt : m.parse === 'klog' ? klogParser(options.klog) : undefined;
+  return {
+    name,
+    parseLine: parse,
+    expand: m.expand === 'otlp' ? expandOtlp : undefined,
+    toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null {
+      let rule: CompiledRule | undefined;
+      for (let i = 0; i < rules.length && rule === undefined; i++) {
+        const r = rules[i]!;
+        let ok = true;
+        for (let j = 0; j < r.tests.length && ok; j++) ok = r.tests[j]!(record);
+        if (ok) rule = r;
+      }
+      if (rule === undefined) return null;
+      const type = rule.type;
+      const set = rule.set;
+
+      const rawTs = gTs(record);
+      if (rawTs === undefined) return `no timestamp (looked in ${tsPaths})`;
+      const time = parseTimeValue(rawTs, format);
+      if (!time.ok) return time.reason;
+
+      const resource = set.resource ?? mapped(resources, str(gRes(record))) ?? defaults.get('resource')?.(record, origin);
+      if (resource === undefined || resource === '') return `no resource (looked in ${resourcePaths})`;
+
+      let result = set.result ?? mapped(results, str(gResult(record))) ?? defaults.get('result')?.(record, origin) ?? defaultResult(type);
+      if (result === undefined) return `${type} has no result (map one with fields.result, values.result or a rule's set.result)`;
+      if (!RESULTS[type].includes(result)) return `result ${JSON.stringify(clip(result))} is not allowed for ${type} (${RESULTS[type].join(', ')}); map it in values.result`;
+
+      const observerRaw = set.observer ?? mapped(observers, str(gObs(record))) ?? defaults.get('observer')?.(record, origin);
+      let observer: Observer = defaultObserver(type);
+      if (observerRaw !== undefined) {
+        if (!(OBSERVERS as readonly string[]).includes(observerRaw)) return `observer ${JSON.stringify(clip(observerRaw))} is not one of authority, worker, resource; map it in values.observer`;
+        observer = observerRaw as Observer;
+      }
+
+      let fenceToken: bigint | undefined;
+      const rawToken = gToken(record);
+      if (rawToken !== undefined) {
+        const literal = typeof rawToken === 'number' && !Number.isSafeInteger(rawToken) ? literalOf(origin.text, tokenKeys, rawToken) : undefined;
+        const t = parseFenceToken(typeof rawToken === 'string' ? rawToken.trim() : rawToken, literal);
+        if (!t.ok) return t.reason;
+        fenceToken = t.value;
+      }
+      let leaseId: string | undefined;
+      const rawLease = gLease(record);
+      if (rawLease !== undefined) {
+        if (typeof rawLease === 'number' && !Number.isSafeInteger(rawLease)) {
+          const lit = literalOf(origin.text, leaseKeys, rawLease);
+          if (lit === undefined) return `leaseId ${rawLease} is above 2^53 and cannot be read exactly from a JSON number; log it as a string`;
+          leaseId = lit;
+        } else leaseId = str(rawLease);
+        leaseId = norm('leaseId', leaseId);
+        if (leaseId === '') return `leaseId ${JSON.stringify(clip(String(rawLease)))} is not a valid ${m.normalize?.leaseId} id`;
+      }
+      let ttlMs: number | undefined;
+      const rawTtl = gTtl(record);
+      if (rawTtl !== undefined) {
+        ttlMs = typeof rawTtl === 'number' ? rawTtl : typeof rawTtl === 'string' && /^\d+(\.\d+)?$/.test(rawTtl) ? Number(rawTtl) : NaN;
+        if (!(ttlMs >= 0)) return `ttlMs ${JSON.stringify(clip(String(rawTtl)))} is not a non-negative number`;
+      }
+      return {
+        ts: time.ms,
+        type,
+        resource: norm('resource', resource)!,
+        ownerId: norm('ownerId', set.ownerId ?? mapped(owners, str(gOwner(record))) ?? defaults.get('ownerId')?.(record, origin)),
+        leaseId,
+        operationId: norm('operationId', str(gOp(record))),
+        fenceToken,
+        ttlMs,
+        result,
+        observer,
+        source: set.source ?? str(gSource(record)) ?? defaults.get('source')?.(record, origin) ?? origin.source,
+        file: origin.file,
+        line: origin.line,
+        record,
+      };
+    },
+  };
+}
+
+/** The value at a dot path, through own properties only; a key that itself holds dots is tried whole first. */
+export function pathGetter(path: string): Getter {
+  if (!path.includes('.')) return (r) => own(r, path);
+  const parts = path.split('.');
+  return (r) => {
+    const whole = own(r, path);
+    if (whole !== undefined) return whole;
+    let v: unknown = r;
+    for (const p of parts) {
+      if (v === null || typeof v !== 'object') return undefined;
+      v = own(v as Record<string, unknown>, p);
+    }
+    return v;
+  };
+}
+
+function own(o: Record<string, unknown>, key: string): unknown {
+  return Object.prototype.hasOwnProperty.call(o, key) ? o[key] : undefined;
+}
+
+/** The first candidate path whose value is present (not undefined, null or ""). */
+function firstOf(paths: string[]): Getter {
+  const getters = paths.map(pathGetter);
+  if (getters.length === 1) {
+    const g = getters[0]!;
+    return (r) => present(g(r));
+  }
+  return (r) => {
+    for (const g of getters) {
+      const v = present(g(r));
+      if (v !== undefined) return v;
+    }
+    return undefined;
+  };
+}
+
+function present(v: unknown): unknown {
+  return v === null || v === '' ? undefined : v;
+}
+
+function condition(get: Getter, cond: Condition, where: string): Test {
+  if (cond === null || typeof cond !== 'object') return (r) => same(get(r), cond);
+  const tests: Test[] = [];
+  if (cond.exists !== undefined) {
+    const want = cond.exists;
+    tests.push((r) => (get(r) !== undefined) === want);
+  }
+  if (cond.equals !== undefined) {
+    const want = cond.equals;
+    tests.push((r) => same(get(r), want));
+  }
+  if (cond.in !== undefined) {
+    const set = cond.in;
+    tests.push((r) => {
+      const v = get(r);
+      return set.some((w) => same(v, w));
+    });
+  }
+  if (cond.regex !== undefined) {
+    const re = safeRegex(cond.regex, cond.flags ?? '', where);
+    tests.push((r) => {
+      const v = get(r);
+      if (v === undefined || v === null || typeof v === 'object') return false;
+      const s = String(v);
+      return re.test(s.length > MAX_REGEX_INPUT ? s.slice(0, MAX_REGEX_INPUT) : s);
+    });
+  } else if (cond.flags !== undefined) throw new MappingError(`${where}: "flags" needs "regex"`);
+  if (tests.length === 1) return tests[0]!;
+  return (r) => tests.every((t) => t(r));
+}
+
+/** Loose scalar equality: 0 matches "0", true matches "true". */
+function same(v: unknown, want: Scalar): boolean {
+  if (v === want) return true;
+  if (v === undefined || v === null || want === null || typeof v === 'object') return false;
+  return String(v) === String(want);
+}
+
+/**
+ * Compile a user regular expression, refusing patterns that can backtrack catastrophically
+ * (a quantified group that itself contains a quantifier or an alternation, such as (a+)+ or (a|aa)*).
+ */
+export function safeRegex(source: string, flags: string, where: string): RegExp {
+  let re: RegExp;
+  try {
+    re = new RegExp(source, flags);
+  } catch (err) {
+    throw new MappingError(`${where}: bad regular expression: ${(err as Error).message}`);
+  }
+  if (hasNestedQuantifier(source)) {
+    throw new MappingError(`${where}: regular expression ${JSON.stringify(source)} nests quantifiers (like (a+)+) and could take exponential time; simplify it`);
+  }
+  return re;
+}
+
+/** A group followed by a quantifier whose body has a quantifier or |. Character classes and escapes are skipped. */
+export function hasNestedQuantifier(source: string): boolean {
+  const stack: { quantified: boolean; alternation: boolean }[] = [];
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      continue;
+    }
+    if (c === '[') inClass = true;
+    else if (c === '(') stack.push({ quantified: false, alternation: false });
+    else if (c === ')') {
+      const g = stack.pop();
+      const next = source[i + 1];
+      const quantifiedAfter = next === '*' || next === '+' || next === '{' || (next === '?' && false);
+      if (g !== undefined && quantifiedAfter && (g.quantified || g.alternation)) return true;
+      if (g !== undefined && stack.length > 0 && (g.quantified || quantifiedAfter)) stack[stack.length - 1]!.quantified = true;
+    } else if (c === '*' || c === '+' || c === '{') {
+      if (stack.length > 0) stack[stack.length - 1]!.quantified = true;
+    } else if (c === '|') {
+      if (stack.length > 0) stack[stack.length - 1]!.alternation = true;
+    }
+  }
+  return false;
+}
+
+function normalizer(how: string): (v: string) => string {
+  switch (how) {
+    case 'lower':
+      return (v) => v.toLowerCase();
+    case 'trim':
+      return (v) => v.trim();
+    case 'hex':
+      return (v) => toBig(v, 'hex')?.toString(16) ?? '';
+    case 'decimal':
+      return (v) => toBig(v, 'decimal')?.toString() ?? '';
+    default:
+      // etcd lease ids: "0x…" or 16 hex digits (%016x in server logs) or decimal; all become decimal.
+      return (v) => toBig(v, 'etcd')?.toString() ?? '';
+  }
+}
+
+function toBig(v: string, how: 'hex' | 'decimal' | 'etcd'): bigint | undefined {
+  const s = v.trim().toLowerCase();
+  try {
+    if (s.startsWith('0x') && /^0x[0-9a-f]+$/.test(s)) return BigInt(s);
+    if (how === 'hex' || (how === 'etcd' && (/[a-f]/.test(s) || s.length === 16))) return /^[0-9a-f]+$/.test(s) ? BigInt('0x' + s) : undefined;
+    return /^\d+$/.test(s) ? BigInt(s) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+type Template = (record: Record<string, unknown>, origin: RecordOrigin) => string | undefined;
+
+/** `{path}` placeholders from the record, `{$file}` for the input's base name. */
+function template(t: string, where: string): Template {
+  const parts = t.split(/(\{[^{}]+\})/).filter((p) => p !== '');
+  const pieces = parts.map((p) => {
+    if (!p.startsWith('{')) return () => p;
+    const name = p.slice(1, -1);
+    if (name === '$file') return (_r: Record<string, unknown>, o: RecordOrigin) => basename(o.file);
+    if (name.startsWith('$')) throw new MappingError(`${where}: unknown placeholder ${p} (use {$file} or a field path)`);
+    const g = pathGetter(name);
+    return (r: Record<string, unknown>) => str(present(g(r)));
+  });
+  return (record, origin) => {
+    let out = '';
+    for (const piece of pieces) {
+      const v = piece(record, origin);
+      if (v === undefined) return undefined;
+      out += v;
+    }
+    return out;
+  };
+}
+
+function mapped(map: Map<string, string> | undefined, v: string | undefined): string | undefined {
+  if (v === undefined || map === undefined) return v;
+  return map.get(v) ?? v;
+}
+
+function str(v: unknown): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'bigint') return String(v);
+  return undefined;
+}
+
+function clip(s: string): string {
+  return s.length > 40 ? s.slice(0, 40) + '…' : s;
+}
+
+function pathsOf(p: string | string[]): string {
+  return (typeof p === 'string' ? [p] : p).join(', ');
+}
+
+function lastSegments(p: string | string[]): string[] {
+  return (typeof p === 'string' ? [p] : p).map((x) => x.split('.').pop()!);
+}
+
+function literalOf(text: string | undefined, keys: string[], parsed: number): string | undefined {
+  for (const k of keys) {
+    const lit = numberLiteral(text, k, parsed);
+    if (lit !== undefined) return lit;
+  }
+  return undefined;
+}
+
+function explain(errors: ErrorObject[]): string {
+  const e = errors[0];
+  if (e === undefined) return 'does not match the mapping schema';
+  const at = e.instancePath === '' ? '/' : e.instancePath;
+  if (e.keyword === 'additionalProperties') return `${at}: unknown key "${(e.params as { additionalProperty: string }).additionalProperty}"`;
+  if (e.keyword === 'propertyNames') return `${at}: ${e.message} (${JSON.stringify((e.params as { propertyName: string }).propertyName)})`;
+  if (e.keyword === 'enum') return `${at}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  return `${at}: ${e.message}`;
+}

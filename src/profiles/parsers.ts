@@ -1,0 +1,112 @@
+/** Line parsers for non-JSON logs: logfmt, and klog text (Kubernetes components). */
+
+/**
+ * logfmt: `key=value key2="quoted \"value\"" flag`. Values stay strings (the mapping converts
+ * them); a bare key is `true`. A line with no pair at all gives an empty record (then ignored).
+ */
+export function parseLogfmt(text: string): Record<string, unknown> | string {
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    while (i < n && (text[i] === ' ' || text[i] === '\t')) i++;
+    if (i >= n) break;
+    let k = i;
+    while (k < n && text[k] !== '=' && text[k] !== ' ' && text[k] !== '\t') k++;
+    const key = text.slice(i, k);
+    if (k >= n || text[k] !== '=') {
+      if (key !== '') out[key] = true;
+      i = k;
+      continue;
+    }
+    i = k + 1;
+    if (text[i] === '"') {
+      let v = '';
+      i++;
+      for (;;) {
+        if (i >= n) return `logfmt: unterminated quoted value for "${key.slice(0, 40)}"`;
+        const c = text[i]!;
+        if (c === '\\' && i + 1 < n) {
+          const e = text[i + 1]!;
+          v += e === 'n' ? '\n' : e === 't' ? '\t' : e === 'r' ? '\r' : e;
+          i += 2;
+        } else if (c === '"') {
+          i++;
+          break;
+        } else {
+          v += c;
+          i++;
+        }
+      }
+      out[key] = v;
+    } else {
+      let e = i;
+      while (e < n && text[e] !== ' ' && text[e] !== '\t') e++;
+      out[key] = text.slice(i, e);
+      i = e;
+    }
+  }
+  return { ...out };
+}
+
+const KLOG = /^([IWEF])(\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d+)?\s+(\d+)\s+([^\]\s]+)\] ?(.*)$/;
+const LEASE_IN_TEXT = /\blease ([\w.-]+\/[\w.-]+)/;
+
+export interface KlogOptions {
+  /** klog text lines have no year. Default: the current year. */
+  year?: number;
+  /** And no zone: an offset such as `Z` (default) or `+02:00`. */
+  zone?: string;
+}
+
+/**
+ * klog text: `I0115 10:30:46.456789       1 leaderelection.go:258] "Successfully acquired lease" lock="kube-system/kcm"`
+ * (structured) or `… leaderelection.go:258] successfully acquired lease kube-system/kcm` (printf style).
+ * JSON lines (klog's JSON format) are parsed as JSON. Gives { ts, level, thread, caller, msg, …pairs }.
+ */
+export function klogParser(options: KlogOptions = {}): (text: string) => Record<string, unknown> | string {
+  const year = options.year ?? new Date().getUTCFullYear();
+  const zone = options.zone ?? 'Z';
+  return (text) => {
+    if (text.startsWith('{')) {
+      try {
+        const v = JSON.parse(text) as unknown;
+        return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : 'expected a JSON object';
+      } catch (err) {
+        return `not valid JSON: ${(err as Error).message}`;
+      }
+    }
+    const m = KLOG.exec(text);
+    if (m === null) return Object.create(null) as Record<string, unknown>; // not a klog line: ignored
+    const rec: Record<string, unknown> = {
+      ts: `${year}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}${m[7] ?? ''}${zone}`,
+      level: m[1],
+      thread: m[8],
+      caller: m[9],
+    };
+    const rest = m[10]!;
+    if (rest.startsWith('"')) {
+      const end = closingQuote(rest);
+      if (end === -1) return 'klog: unterminated quoted message';
+      rec.msg = JSON.parse(rest.slice(0, end + 1)) as string;
+      const pairs = parseLogfmt(rest.slice(end + 1));
+      if (typeof pairs === 'string') return pairs;
+      Object.assign(rec, pairs);
+    } else {
+      rec.msg = rest;
+      const lease = LEASE_IN_TEXT.exec(rest);
+      if (lease !== null) rec.lock = lease[1];
+    }
+    return rec;
+  };
+}
+
+export const parseKlog = klogParser();
+
+function closingQuote(s: string): number {
+  for (let i = 1; i < s.length; i++) {
+    if (s[i] === '\\') i++;
+    else if (s[i] === '"') return i;
+  }
+  return -1;
+}
