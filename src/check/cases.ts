@@ -5,7 +5,9 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { analyze } from '../analyze.js';
+import { analyze, type AnalyzeOptions } from '../analyze.js';
+import { getProfile, loadMapping, PROFILE_NAMES, type ProfileName } from '../profiles/index.js';
+import type { Profile } from '../profiles/types.js';
 import { InputError } from '../ingest/open.js';
 import type { Report } from '../model/report.js';
 import { diffExpectation, type Expectation, type ExpectedFinding } from './expect.js';
@@ -23,7 +25,8 @@ export interface CaseResult {
   report: Report;
 }
 
-const LOG = /\.ndjson(\.gz)?$/;
+const LOG = /\.(ndjson|jsonl|json|log|txt)(\.gz)?$/;
+const EXPECT = /\.expect\.json$|^expect\.json$/;
 
 /**
  * Find the cases in directories and files. Logs without an expectation file count only with
@@ -34,28 +37,33 @@ export function findCases(paths: readonly string[], withoutExpectation = false):
   for (const p of paths) {
     if (!existsSync(p)) throw new InputError(`cannot read ${p}: no such file or directory`);
     if (statSync(p).isDirectory()) {
-      if (existsSync(join(p, 'expect.json'))) {
-        out.push(dirCase(p));
-        continue;
-      }
-      for (const entry of readdirSync(p).sort()) {
-        const full = join(p, entry);
-        if (statSync(full).isDirectory()) {
-          if (existsSync(join(full, 'expect.json'))) out.push(dirCase(full));
-        } else if (LOG.test(entry)) {
-          const expectPath = join(p, entry.replace(LOG, '.expect.json'));
-          if (withoutExpectation || existsSync(expectPath)) out.push({ name: full, files: [full], expectPath });
-        }
-      }
-    } else if (LOG.test(p)) {
+      scanDir(p, withoutExpectation, out, true);
+    } else if (LOG.test(p) && !EXPECT.test(p)) {
       out.push({ name: p, files: [p], expectPath: join(dirname(p), basename(p).replace(LOG, '.expect.json')) });
-    } else throw new InputError(`${p} is neither a directory nor an .ndjson[.gz] file`);
+    } else throw new InputError(`${p} is neither a directory nor a log file (.ndjson, .jsonl, .json, .log, .txt, optionally .gz)`);
   }
   return out;
 }
 
+/** A directory with expect.json is one case; otherwise its logs with X.expect.json beside them are, and its subdirectories are searched. */
+function scanDir(dir: string, withoutExpectation: boolean, out: Case[], top: boolean): void {
+  if (existsSync(join(dir, 'expect.json'))) {
+    out.push(dirCase(dir));
+    return;
+  }
+  for (const entry of readdirSync(dir).sort()) {
+    const full = join(dir, entry);
+    if (statSync(full).isDirectory()) {
+      if (entry !== 'node_modules' && !entry.startsWith('.')) scanDir(full, withoutExpectation, out, false);
+    } else if (LOG.test(entry) && !EXPECT.test(entry)) {
+      const expectPath = join(dir, entry.replace(LOG, '.expect.json'));
+      if ((withoutExpectation && top) || existsSync(expectPath)) out.push({ name: full, files: [full], expectPath });
+    }
+  }
+}
+
 function dirCase(dir: string): Case {
-  const files = readdirSync(dir).filter((f) => LOG.test(f)).sort().map((f) => join(dir, f));
+  const files = readdirSync(dir).filter((f) => LOG.test(f) && !EXPECT.test(f) && !f.endsWith('mapping.json')).sort().map((f) => join(dir, f));
   return { name: `${dir}/`, files, expectPath: join(dir, 'expect.json') };
 }
 
@@ -73,10 +81,24 @@ export function readExpectation(path: string): Expectation {
 
 export async function runCase(c: Case): Promise<CaseResult> {
   const expected = existsSync(c.expectPath) ? readExpectation(c.expectPath) : undefined;
-  const report = await analyze({ files: c.files, ...expected?.options });
+  const report = await analyze({ files: c.files, ...analysisOptions(c, expected) });
   if (expected === undefined) return { case: c, ok: false, diffs: [`- no expectation file ${c.expectPath} (run with --update to write it)`], report };
   const diffs = diffExpectation(report, expected);
   return { case: c, ok: diffs.length === 0, diffs, report };
+}
+
+/** The analysis options an expectation asks for: skew, busy settings, a profile or a mapping. */
+function analysisOptions(c: Case, expected: Expectation | undefined): Partial<AnalyzeOptions> {
+  const o = expected?.options;
+  if (o === undefined) return {};
+  const klog = { year: o.klogYear, zone: o.klogZone };
+  let profile: Profile | undefined;
+  if (o.mapping !== undefined) profile = loadMapping(join(dirname(c.expectPath), o.mapping), { klog });
+  else if (o.profile !== undefined) {
+    if (!(PROFILE_NAMES as readonly string[]).includes(o.profile)) throw new InputError(`${c.expectPath}: unknown profile "${o.profile}" (${PROFILE_NAMES.join(', ')})`);
+    profile = getProfile(o.profile as ProfileName, { klog });
+  }
+  return { clockSkewMs: o.clockSkewMs, busyWindowMs: o.busyWindowMs, busyThreshold: o.busyThreshold, profile };
 }
 
 /** The expectation the current results would satisfy; keeps the old description and options. */

@@ -17,7 +17,17 @@ export interface ExpectedFinding {
 export interface Expectation {
   description?: string;
   /** Analysis options the case needs. */
-  options?: { clockSkewMs?: number; busyWindowMs?: number; busyThreshold?: number };
+  options?: {
+    clockSkewMs?: number;
+    busyWindowMs?: number;
+    busyThreshold?: number;
+    /** A built-in profile name (see --profile). */
+    profile?: string;
+    /** A mapping file, relative to the expectation file. */
+    mapping?: string;
+    klogYear?: number;
+    klogZone?: string;
+  };
   /** Every (rule, resource) pair that must fire; any other pair must not. */
   findings?: ExpectedFinding[];
   /** Readiness per resource; resources not listed are not checked. */

@@ -4,7 +4,7 @@ import { appendFile, writeFile } from 'node:fs/promises';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { analyze, type ProgressInfo } from '../analyze.js';
-import { InputError } from '../ingest/open.js';
+import { InputError, reasonOf } from '../ingest/open.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../ingest/lines.js';
 import { StrictInputError, DEFAULT_MAX_PROBLEMS } from '../ingest/records.js';
 import { DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS, DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_FINDINGS } from '../engine.js';
@@ -22,6 +22,7 @@ import { Progress } from './progress.js';
 import { renderTimeline } from '../report/timeline.js';
 import { findCases, runCase, writeExpectation, type CaseResult } from '../check/cases.js';
 import { renderCheck } from './check.js';
+import { renderMap } from './map.js';
 import { getProfile, loadMapping, PROFILE_NAMES, type ProfileName } from '../profiles/index.js';
 import { MappingError } from '../profiles/mapping.js';
 import type { Profile } from '../profiles/types.js';
@@ -52,6 +53,16 @@ interface ProfileArgs {
   mapping?: string;
   'klog-year'?: number;
   'klog-zone'?: string;
+}
+
+async function checkInput(path: string): Promise<void> {
+  const { stat } = await import('node:fs/promises');
+  try {
+    if ((await stat(path)).isDirectory()) throw new InputError(`cannot read ${path}: it is a directory`);
+  } catch (err) {
+    if (err instanceof InputError) throw err;
+    throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
+  }
 }
 
 function profileFrom(args: ProfileArgs): Profile {
@@ -162,6 +173,24 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .example('$0 check --update incidents/2026-03-01.ndjson', 'Record what the analyzer says now as the expectation'),
       async (args) => {
         process.exitCode = await runCheck(args.paths === undefined || args.paths.length === 0 ? ['.'] : args.paths, args.update, color);
+      },
+    )
+    .command(
+      'map <file>',
+      'Show, for the first lines of a file, the canonical event each became, or why it was ignored or invalid',
+      (y) =>
+        y
+          .positional('file', { type: 'string', demandOption: true, describe: 'A log file' })
+          .options(PROFILE_OPTIONS)
+          .option('lines', { alias: 'n', type: 'number', default: 20, describe: 'How many lines' })
+          .option('max-line-bytes', { type: 'number', default: DEFAULT_MAX_LINE_BYTES, describe: 'Longer lines are reported and skipped' })
+          .example('$0 map --mapping my-worker.json worker.log', 'Debug a mapping file')
+          .example('$0 map --profile app-json -n 50 app.log', 'See what the app-json profile makes of your logs'),
+      async (args) => {
+        if (!Number.isInteger(args.lines) || args.lines < 1) throw new UsageError('--lines must be a whole number ≥ 1');
+        const profile = profileFrom(args);
+        if (args.file !== '-') await checkInput(args.file);
+        await writeOut(await renderMap(args.file, profile, args.lines, args['max-line-bytes']));
       },
     )
     .example('$0 analyze fixtures/article-unsafe.ndjson', 'Analyse a log file')

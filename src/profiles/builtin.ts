@@ -18,7 +18,7 @@ export const APP_FIELDS: Record<string, string[]> = {
   fenceToken: ['fenceToken', 'fence', 'fencing_token', 'fencingToken', 'fence_token', 'token'],
   operationId: ['operationId', 'opId', 'op_id', 'operation_id', 'idempotencyKey', 'idempotency_key'],
   rowCount: ['rowCount', 'rows', 'rowsAffected', 'rows_affected', 'row_count'],
-  ttlMs: ['ttlMs', 'ttl_ms', 'ttl'],
+  ttlMs: ['ttlMs', 'ttl_ms'],
   result: ['result', 'outcome'],
   observer: ['observer', 'role'],
   source: ['source'],
@@ -64,7 +64,8 @@ export const APP_JSON: MappingSpec = {
   description: 'JSON application logs (pino, bunyan, winston, zap, zerolog, slog, structlog, hclog) with common lock-field names',
   fields: APP_FIELDS,
   match: APP_RULES,
-  defaults: { ownerId: '{hostname}/{pid}' },
+  // Application code logs its own view: lock steps and write outcomes as the worker saw them.
+  defaults: { ownerId: '{hostname}/{pid}', observer: 'worker' },
 };
 
 export const LOGFMT: MappingSpec = {
@@ -85,6 +86,7 @@ export const OTLP_JSON: MappingSpec = {
     source: ['source', 'service.instance.id', 'host.name'],
   },
   match: APP_RULES,
+  defaults: { observer: 'worker' },
 };
 
 export const K8S_LEADERELECTION: MappingSpec = {
