@@ -440,6 +440,11 @@ function explain(errors: ErrorObject[]): string {
   const e = errors[0];
   if (e === undefined) return 'does not match the mapping schema';
   const at = e.instancePath === '' ? '/' : e.instancePath;
+  const badName = (e as ErrorObject & { propertyName?: string }).propertyName;
+  if (badName !== undefined) {
+    const allowed = e.keyword === 'enum' ? ` (one of ${(e.params as { allowedValues: unknown[] }).allowedValues.join(', ')})` : '';
+    return `${at}: "${badName}" is not allowed here${allowed}`;
+  }
   if (e.keyword === 'additionalProperties') return `${at}: unknown key "${(e.params as { additionalProperty: string }).additionalProperty}"`;
   if (e.keyword === 'propertyNames') return `${at}: ${e.message} (${JSON.stringify((e.params as { propertyName: string }).propertyName)})`;
   if (e.keyword === 'enum') return `${at}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
