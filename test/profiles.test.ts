@@ -47,6 +47,10 @@ describe('mapping files', () => {
     [{ match: [{ when: { m: { regex: '^(a+)+$' } }, type: 'acquire' }] }, /nests quantifiers/],
     [{ match: [{ when: {}, type: 'acquire' }, { when: { a: 1 }, type: 'write' }] }, /\/match\/1 can never match: \/match\/0 before it matches every record/],
     [{ match: [{ when: { a: 1 }, type: 'acquire' }, { when: { a: 1 }, type: 'write' }] }, /\/match\/1 can never match/],
+    [{ match: [{ when: { step: 'put' }, type: 'write', set: { result: 'accepted' } }, { when: { step: 'put', '@rowCount': 0 }, type: 'write', set: { result: 'rejected-stale-fence' } }] }, /\/match\/1 can never match: \/match\/0 before it matches every record it would; put the more specific rule first/],
+    [{ match: [{ when: { phase: { in: ['renewed', 'lock-key-created'] } }, type: 'keepalive' }, { when: { phase: 'lock-key-created' }, type: 'acquire' }] }, /\/match\/1 can never match/],
+    [{ match: [{ when: { msg: { regex: 'lock' } }, type: 'acquire' }, { when: { msg: 'lock acquired' }, type: 'acquire' }] }, /\/match\/1 can never match/],
+    [{ match: [{ when: { a: { exists: true } }, type: 'acquire' }, { when: { a: 'x', b: 2 }, type: 'write', set: { result: 'accepted' } }] }, /\/match\/1 can never match/],
     [{ match: [{ when: { a: 1 }, type: 'write', set: { result: 'ok' } }] }, /set\/result: "ok" is not a result of write/],
     [{ match: [{ when: { '@nope': 1 }, type: 'write' }] }, /"@nope" is not a canonical field/],
     [{ ...base, fields: { tokenn: 'x' } }, /\/fields: "tokenn" is not allowed here \(one of ts, type, message/],
@@ -56,6 +60,12 @@ describe('mapping files', () => {
   ])('rejects %j when loaded', (spec, message) => {
     expect(() => compileMapping(spec, 'm.json')).toThrow(message);
     expect(() => compileMapping(spec, 'm.json')).toThrow(MappingError);
+  });
+
+  it('accepts a more specific rule before a general one', () => {
+    expect(() =>
+      compileMapping({ match: [{ when: { step: 'put', '@rowCount': 0 }, type: 'write', set: { result: 'rejected-stale-fence' } }, { when: { step: 'put' }, type: 'write', set: { result: 'accepted' } }, { when: { msg: { regex: 'lock' } }, type: 'acquire' }, { when: { msg: 'released' }, type: 'release' }] }, 'm'),
+    ).not.toThrow();
   });
 
   it('prototype keys in the file are plain data', () => {

@@ -115,11 +115,14 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
     }
     return { tests, type: rule.type, set: rule.set ?? {} };
   });
-  // A rule after one with no conditions, or with the very same conditions, can never match.
-  const keys = m.match.map((rule) => JSON.stringify(Object.entries(rule.when).sort(([a], [b]) => (a < b ? -1 : 1))));
-  keys.forEach((key, i) => {
-    const j = keys.findIndex((k, at) => at < i && (k === '[]' || k === key));
-    if (j !== -1) throw new MappingError(where(`/match/${i} can never match: /match/${j} before it matches ${keys[j] === '[]' ? 'every record' : 'the same records'}`));
+  // A rule can never match when an earlier rule matches every record it would: each of the
+  // earlier rule's conditions is implied by one of its own on the same path.
+  m.match.forEach((rule, i) => {
+    const j = m.match.findIndex((earlier, at) => at < i && subsumes(earlier.when, rule.when));
+    if (j !== -1) {
+      const all = Object.keys(m.match[j]!.when).length === 0;
+      throw new MappingError(where(`/match/${i} can never match: /match/${j} before it matches ${all ? 'every record' : 'every record it would'}; put the more specific rule first`));
+    }
   });
   for (const [field, map] of Object.entries(m.values ?? {})) {
     for (const [raw, value] of Object.entries(map)) {
@@ -296,6 +299,45 @@ function condition(get: Getter, cond: Condition, where: string): Test {
   } else if (cond.flags !== undefined) throw new MappingError(`${where}: "flags" needs "regex"`);
   if (tests.length === 1) return tests[0]!;
   return (r) => tests.every((t) => t(r));
+}
+
+/** Does `general` match every record `specific` matches? (Only sure implications count.) */
+export function subsumes(general: Record<string, Condition>, specific: Record<string, Condition>): boolean {
+  for (const [path, g] of Object.entries(general)) {
+    if (!Object.prototype.hasOwnProperty.call(specific, path)) return false;
+    if (!implies(specific[path]!, g)) return false;
+  }
+  return true;
+}
+
+/** Does condition `a` on a value imply condition `b` on the same value? */
+function implies(a: Condition, b: Condition): boolean {
+  const A = normalizeCondition(a);
+  const B = normalizeCondition(b);
+  // Values `a` lets through, when it lists them.
+  const allowed = A.equals !== undefined ? [A.equals] : A.in;
+  if (B.exists === false) return A.exists === false;
+  if (B.exists === true && !(A.exists === true || allowed !== undefined || A.regex !== undefined)) return false;
+  if (B.equals !== undefined && !(allowed !== undefined && allowed.every((v) => same(v, B.equals!)))) return false;
+  if (B.in !== undefined && !(allowed !== undefined && allowed.every((v) => B.in!.some((w) => same(v, w))))) return false;
+  if (B.regex !== undefined) {
+    const sameRegex = A.regex === B.regex && (A.flags ?? '') === (B.flags ?? '');
+    let viaValues = false;
+    if (!sameRegex && allowed !== undefined) {
+      try {
+        const re = new RegExp(B.regex, B.flags ?? '');
+        viaValues = allowed.every((v) => v !== null && re.test(String(v)));
+      } catch {
+        viaValues = false;
+      }
+    }
+    if (!sameRegex && !viaValues) return false;
+  }
+  return true;
+}
+
+function normalizeCondition(c: Condition): { equals?: Scalar; in?: Scalar[]; regex?: string; flags?: string; exists?: boolean } {
+  return c === null || typeof c !== 'object' ? { equals: c } : c;
 }
 
 /** Loose scalar equality: 0 matches "0", true matches "true". */

@@ -27,7 +27,7 @@ export function eventText(e: EventLike, resource: string): string {
 }
 
 function actor(e: EventLike): string {
-  if (e.type === 'expire' || e.type === 'revoke') return 'authority';
+  if ((e.type === 'expire' || e.type === 'revoke') && (e.observer !== 'worker' || e.inferred)) return 'authority';
   const who = e.ownerId ?? e.observer;
   return e.type === 'write' && e.observer === 'worker' ? `${who} (worker's view)` : who;
 }
@@ -41,7 +41,7 @@ function action(e: EventLike, resource: string): string {
     case 'keepalive':
       return `keepalive(${lease}) -> ${e.result}`;
     case 'expire':
-      return `${lease} expired${e.inferred ? ' (inferred: last renewal + ttl)' : ''}`;
+      return e.observer === 'worker' && !e.inferred ? `${lease} lost` : `${lease} expired${e.inferred ? ' (inferred: last renewal + ttl)' : ''}`;
     case 'revoke':
       return `${lease} revoked`;
     case 'release':
