@@ -2,7 +2,7 @@
  * The engine: walks canonical events, in order, through per-resource timelines and the rules,
  * and collects findings. Synchronous and push-based, so findings can be streamed as they happen.
  */
-import type { LockEvent } from './model/event.js';
+import { fieldsOf, retain, type LockEvent } from './model/event.js';
 import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity } from './model/report.js';
 import { isoOf } from './model/time.js';
 import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
@@ -32,14 +32,11 @@ export interface EngineOptions {
 
 export const DEFAULT_CLOCK_SKEW_MS = 250;
 export const DEFAULT_MAX_FINDINGS = 10000;
-export const DEFAULT_RING_SIZE = 8;
+export const DEFAULT_RING_SIZE = 0;
 export const DEFAULT_BUSY_WINDOW_MS = 60_000;
 export const DEFAULT_BUSY_THRESHOLD = 0.25;
 export const DEFAULT_BUSY_MIN_ATTEMPTS = 5;
 
-const CANONICAL_FIELDS = new Set([
-  'ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source',
-]);
 
 export class Engine {
   readonly findings: Finding[] = [];
@@ -128,13 +125,13 @@ export class Engine {
   private track(timeline: ResourceTimeline, write: LockEvent): void {
     const entry = this.operations.touch(timeline.resource, write.operationId!);
     if (timeline.isDecision(write)) {
-      if (write.result === 'accepted') entry.accepted ??= write;
+      if (write.result === 'accepted') entry.accepted ??= retain(write);
       // A worker's line judged for lack of a resource log is still the worker's view, should the resource log the same write later.
       if (write.observer === 'worker') OperationIndex.addView(entry, write);
       return;
     }
     if (!OperationIndex.addView(entry, write)) return;
-    for (const f of entry.findings) {
+    for (const f of OperationIndex.findings(entry)) {
       addEvidence(f, { event: write, role: viewRole(write) });
       this.ruleById.get(f.rule)?.onView?.(f, write);
     }
@@ -203,7 +200,7 @@ export class Engine {
     if (subject !== undefined && subject.operationId !== undefined && subject.type === 'write') {
       const entry = this.operations.touch(timeline.resource, subject.operationId);
       OperationIndex.link(entry, finding);
-      for (const view of entry.views) addEvidence(finding, { event: view, role: viewRole(view) });
+      for (const view of OperationIndex.views(entry)) addEvidence(finding, { event: view, role: viewRole(view) });
     }
     this.findings.push(finding);
     this.onFinding?.(finding);
@@ -253,28 +250,9 @@ export function toEvidence(ref: EvidenceRef): EvidenceItem {
   if (e.operationId !== undefined) item.operationId = e.operationId;
   if (e.fenceToken !== undefined) item.fenceToken = e.fenceToken.toString();
   if (e.ttlMs !== undefined && !inferred) item.ttlMs = e.ttlMs;
-  const fields = inferred ? undefined : extraFields(e.record);
+  const fields = inferred ? undefined : fieldsOf(e);
   if (fields !== undefined) item.fields = fields;
   return item;
-}
-
-const MAX_EXTRA_FIELDS = 12;
-const MAX_EXTRA_CHARS = 200;
-
-/** Non-canonical scalar fields of the record, clipped, for display. */
-function extraFields(record: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined {
-  if (record === undefined) return undefined;
-  let out: Record<string, unknown> | undefined;
-  let n = 0;
-  for (const key of Object.keys(record)) {
-    if (CANONICAL_FIELDS.has(key)) continue;
-    const v = record[key];
-    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') continue;
-    out ??= Object.create(null) as Record<string, unknown>;
-    out[key] = typeof v === 'string' && v.length > MAX_EXTRA_CHARS ? v.slice(0, MAX_EXTRA_CHARS) + '…' : v;
-    if (++n >= MAX_EXTRA_FIELDS) break;
-  }
-  return out === undefined ? undefined : { ...out };
 }
 
 function summarise(t: ResourceTimeline): ResourceSummary {

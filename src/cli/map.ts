@@ -5,6 +5,8 @@
 import { readLines } from '../ingest/lines.js';
 import { fileSource } from '../ingest/open.js';
 import { InputStats, toEvents } from '../ingest/records.js';
+import type { LineBatch } from '../ingest/lines.js';
+import type { FileSummary } from '../model/report.js';
 import type { LockEvent } from '../model/event.js';
 import type { Profile } from '../profiles/types.js';
 import { isoOf } from '../model/time.js';
@@ -26,19 +28,38 @@ export async function renderMap(file: string, profile: Profile, limit: number, m
         chosen = profile.detect!(text);
         out.push(`(auto: ${chosen.name})`);
       }
-      const before = { ...summary };
-      const problems = stats.problems.length;
-      const events = toEvents(one, chosen ?? profile, file, file, stats, summary);
       out.push(`${line}: ${text === null ? '(longer than --max-line-bytes)' : t(clip(text, 300))}`);
-      if (events.length > 0) for (const e of events) out.push(`  -> ${t(describe(e))}`);
-      else if (summary.blank > before.blank) out.push('  -> blank');
-      else if (summary.ignored > before.ignored) out.push('  -> ignored: no match rule of the profile matches (not a lock or write event)');
-      else if (stats.problems.length > problems) out.push(`  -> invalid: ${t(stats.problems[stats.problems.length - 1]!.reason)}`);
+      for (const outcome of outcomes(one, chosen ?? profile, file, stats, summary)) out.push(`  -> ${t(outcome)}`);
     }
   }
   const s = summary;
   out.push('', `${s.lines} lines shown: ${s.events} events, ${s.blank} blank, ${s.ignored} ignored, ${s.invalid} invalid${s.expanded > 0 ? ` (${s.expanded} more records in batches)` : ''}`);
   return out.join('\n') + '\n';
+}
+
+/** What each record of one line became: an event, blank, ignored or invalid with its reason. */
+function outcomes(one: LineBatch, profile: Profile, file: string, stats: InputStats, summary: FileSummary): string[] {
+  const text = one.lines[0]!;
+  const before = { ...summary };
+  const problems = stats.problems.length;
+  // Count the line as analyze does, then describe each record.
+  toEvents(one, profile, file, file, stats, summary);
+  if (text === null || summary.invalid > before.invalid && summary.events === before.events && summary.ignored === before.ignored && summary.expanded === before.expanded) {
+    return stats.problems.slice(problems).map((p) => `invalid: ${p.reason}`);
+  }
+  if (summary.blank > before.blank) return ['blank'];
+  let record: unknown;
+  if (profile.parseLine !== undefined) record = profile.parseLine(text);
+  else record = JSON.parse(text);
+  const records = profile.expand !== undefined ? profile.expand(record as Record<string, unknown>) : [record as Record<string, unknown>];
+  if (records.length === 0) return ['ignored: a batch with no records'];
+  return records.map((r, i) => {
+    const prefix = records.length > 1 ? `record ${i + 1}: ` : '';
+    const ev = profile.toEvent(r, { file, line: one.firstLine, source: file, text });
+    if (ev === null) return `${prefix}ignored: no match rule of the profile matches (not a lock or write event)`;
+    if (typeof ev === 'string') return `${prefix}invalid: ${ev}`;
+    return prefix + describe(ev);
+  });
 }
 
 function describe(e: LockEvent): string {

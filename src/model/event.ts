@@ -42,8 +42,50 @@ export interface LockEvent {
   readonly file: string;
   /** 1-based physical line number in `file` (0 for events given as objects). */
   readonly line: number;
-  /** The original record, kept for display of other fields. */
-  readonly record?: Readonly<Record<string, unknown>>;
+  /**
+   * The original record, for display of its other fields. Dropped (see retain()) once the event
+   * is kept in per-resource state, where only `fields` stays.
+   */
+  record?: Readonly<Record<string, unknown>>;
+  /** Non-canonical scalar fields of the record, clipped: what is kept for display. */
+  fields?: Readonly<Record<string, unknown>>;
+}
+
+const CANONICAL_FIELDS = new Set(['ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source']);
+const MAX_DISPLAY_FIELDS = 12;
+const MAX_DISPLAY_CHARS = 200;
+
+/** Non-canonical scalar fields of a record, clipped, for display (undefined when none). */
+export function displayFields(record: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined {
+  if (record === undefined) return undefined;
+  let out: Record<string, unknown> | undefined;
+  let n = 0;
+  for (const key in record) {
+    if (CANONICAL_FIELDS.has(key) || !Object.prototype.hasOwnProperty.call(record, key)) continue;
+    const v = record[key];
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') continue;
+    out ??= Object.create(null) as Record<string, unknown>;
+    out[key] = typeof v === 'string' && v.length > MAX_DISPLAY_CHARS ? v.slice(0, MAX_DISPLAY_CHARS) + '…' : v;
+    if (++n >= MAX_DISPLAY_FIELDS) break;
+  }
+  return out;
+}
+
+/**
+ * Called when an event is kept in per-resource state: the whole parsed record is replaced by its
+ * few display fields, so what stays in memory per resource is small.
+ */
+export function retain<T extends LockEvent | undefined>(ev: T): T {
+  if (ev !== undefined && ev.record !== undefined) {
+    ev.fields = displayFields(ev.record);
+    ev.record = undefined;
+  }
+  return ev;
+}
+
+/** Display fields of an event, retained or not. */
+export function fieldsOf(ev: LockEvent): Readonly<Record<string, unknown>> | undefined {
+  return ev.record !== undefined ? displayFields(ev.record) : ev.fields;
 }
 
 export function defaultObserver(type: EventType): Observer {

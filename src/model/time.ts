@@ -7,7 +7,44 @@ const MAX_MS = 8.64e15;
 
 export type TimeParse = { ok: true; ms: number } | { ok: false; reason: string };
 
+// Fast path: consecutive log lines share their date, hour and minute. The epoch of the
+// "YYYY-MM-DDTHH:MM" prefix is cached; seconds, fraction and zone are read by hand.
+let cachedPrefix = '';
+let cachedPrefixMs = 0;
+
+function fastRfc3339(s: string): number | undefined {
+  // YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)
+  const n = s.length;
+  if (n < 20 || s.charCodeAt(10) !== 84 /* T */ || s.charCodeAt(16) !== 58 || s.charCodeAt(13) !== 58) return undefined;
+  const prefix = s.slice(0, 16);
+  if (prefix !== cachedPrefix) return undefined;
+  const s1 = s.charCodeAt(17) - 48;
+  const s2 = s.charCodeAt(18) - 48;
+  if (s1 < 0 || s1 > 5 || s2 < 0 || s2 > 9) return undefined;
+  let i = 19;
+  let frac = 0;
+  if (s.charCodeAt(i) === 46 /* . */) {
+    let scale = 100;
+    i++;
+    const start = i;
+    while (i < n) {
+      const d = s.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) break;
+      frac += d * scale;
+      scale /= 10;
+      i++;
+    }
+    if (i === start) return undefined;
+  }
+  if (i !== n - 1 || (s.charCodeAt(i) !== 90 /* Z */ && s.charCodeAt(i) !== 122)) return undefined;
+  return cachedPrefixMs + (s1 * 10 + s2) * 1000 + frac;
+}
+
 export function parseTimestamp(value: unknown): TimeParse {
+  if (typeof value === 'string') {
+    const fast = fastRfc3339(value);
+    if (fast !== undefined) return { ok: true, ms: fast };
+  }
   if (typeof value === 'number') {
     if (!Number.isFinite(value) || Math.abs(value) > MAX_MS) return { ok: false, reason: `ts ${value} is not a valid epoch-milliseconds number` };
     return { ok: true, ms: value };
@@ -23,7 +60,12 @@ export function parseTimestamp(value: unknown): TimeParse {
   if (month < 1 || month > 12 || day < 1 || day > (month === 2 && !leap ? 28 : DAYS[month - 1]!) || hour > 23 || min > 59 || sec > 60) {
     return { ok: false, reason: `ts ${JSON.stringify(value)} has a field out of range` };
   }
-  let ms = Date.UTC(year, month - 1, day, hour, min, Math.min(sec, 59));
+  const minuteMs = Date.UTC(year, month - 1, day, hour, min);
+  if (value.length >= 16 && value.charCodeAt(10) === 84 && (m[8] === 'Z' || m[8] === 'z')) {
+    cachedPrefix = value.slice(0, 16);
+    cachedPrefixMs = minuteMs;
+  }
+  let ms = minuteMs + Math.min(sec, 59) * 1000;
   if (m[7] !== undefined) ms += Number(m[7]) * 1000;
   if (m[8] !== 'Z' && m[8] !== 'z') {
     const oh = +m[10]!, om = +m[11]!;

@@ -103,7 +103,9 @@ export const K8S_LEADERELECTION: MappingSpec = {
     { when: { '@message': re('successfully renewed lease') }, type: 'keepalive', set: { observer: 'worker' } },
     { when: { '@message': re('failed to renew lease') }, type: 'keepalive', set: { result: 'failed', observer: 'worker' } },
     { when: { '@message': re('is held by .* and has not yet expired|lock is held by') }, type: 'acquire', set: { result: 'busy', observer: 'worker' } },
-    { when: { '@message': re('lease has expired|leaderelection lost|stopped leading') }, type: 'expire', set: { observer: 'worker' } },
+    { when: { '@message': re('lease has expired|leader ?election lost|stopped leading') }, type: 'expire', set: { observer: 'worker' } },
   ],
+  // "leaderelection lost" and "lock is held by …" name no lease: the one last named in the same log is meant.
+  carry: ['resource', 'ownerId'],
   defaults: { ownerId: '{$file}' },
 };

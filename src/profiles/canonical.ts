@@ -54,6 +54,7 @@ export const canonical: Profile = {
       file: origin.file,
       line: origin.line,
       record,
+      fields: undefined,
     };
   },
 };

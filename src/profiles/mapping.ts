@@ -30,6 +30,7 @@ export interface MappingSpec {
   values?: Record<string, Record<string, string>>;
   normalize?: Record<string, 'etcd-lease' | 'hex' | 'decimal' | 'lower' | 'trim'>;
   defaults?: Record<string, string>;
+  carry?: ('resource' | 'ownerId' | 'leaseId')[];
 }
 
 /** A mapping file that cannot be used; the message names the file, the path and the problem. */
@@ -149,12 +150,27 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
   const tsPaths = pathsOf(m.fields?.ts ?? DEFAULT_FIELDS.ts!);
   const resourcePaths = pathsOf(m.fields?.resource ?? DEFAULT_FIELDS.resource!);
 
+  // Per input: the last value seen of each carried field.
+  const carry = m.carry ?? [];
+  const carried = new Map<string, Record<string, string>>();
+  const remember = (record: Record<string, unknown>, file: string) => {
+    for (const field of carry) {
+      const v = str(get(field)(record));
+      if (v === undefined) continue;
+      let last = carried.get(file);
+      if (last === undefined) carried.set(file, (last = Object.create(null) as Record<string, string>));
+      last[field] = v;
+    }
+  };
+  const recall = (field: string, file: string) => carried.get(file)?.[field];
+
   const parse = m.parse === 'logfmt' ? parseLogfmt : m.parse === 'klog' ? klogParser(options.klog) : undefined;
   return {
     name,
     parseLine: parse,
     expand: m.expand === 'otlp' ? expandOtlp : undefined,
     toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null {
+      if (carry.length > 0) remember(record, origin.file);
       let rule: CompiledRule | undefined;
       for (let i = 0; i < rules.length && rule === undefined; i++) {
         const r = rules[i]!;
@@ -171,7 +187,7 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
       const time = parseTimeValue(rawTs, format);
       if (!time.ok) return time.reason;
 
-      const resource = set.resource ?? mapped(resources, str(gRes(record))) ?? defaults.get('resource')?.(record, origin);
+      const resource = set.resource ?? mapped(resources, str(gRes(record))) ?? defaults.get('resource')?.(record, origin) ?? recall('resource', origin.file);
       if (resource === undefined || resource === '') return `no resource (looked in ${resourcePaths})`;
 
       let result = set.result ?? mapped(results, str(gResult(record))) ?? defaults.get('result')?.(record, origin) ?? defaultResult(type);
@@ -214,7 +230,7 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
         ts: time.ms,
         type,
         resource: norm('resource', resource)!,
-        ownerId: norm('ownerId', set.ownerId ?? mapped(owners, str(gOwner(record))) ?? defaults.get('ownerId')?.(record, origin)),
+        ownerId: norm('ownerId', set.ownerId ?? mapped(owners, str(gOwner(record))) ?? recall('ownerId', origin.file) ?? defaults.get('ownerId')?.(record, origin)),
         leaseId,
         operationId: norm('operationId', str(gOp(record))),
         fenceToken,
@@ -225,6 +241,7 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
         file: origin.file,
         line: origin.line,
         record,
+        fields: undefined,
       };
     },
   };

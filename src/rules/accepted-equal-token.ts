@@ -37,8 +37,9 @@ export const acceptedEqualToken: Rule = {
       if (lease !== undefined) lease.equalInfoReported = true;
       else {
         const owner = event.ownerId ?? '';
-        if (timeline.equalInfoOwners.has(owner)) return;
-        timeline.equalInfoOwners.add(owner);
+        const told = (timeline.equalInfoOwners ??= new Set());
+        if (told.has(owner)) return;
+        told.add(owner);
       }
       report({
         severity: 'info',

@@ -36,7 +36,7 @@ function closeWindow(context: RuleContext, b: BusyWindows): void {
   if (b.attempts >= busyMinAttempts) {
     const share = b.busy / b.attempts;
     if (b.baseline === undefined) {
-      b.baseline = { share, attempts: b.attempts, start: b.start, sample: b.firstBusy ?? b.firstAttempt };
+      b.baseline = { share, attempts: b.attempts, start: b.start, sample: b.firstBusy };
     } else if (!b.reported && share - b.baseline.share >= busyThreshold) {
       b.reported = true;
       report(context, b, share, busyWindowMs);
@@ -46,7 +46,6 @@ function closeWindow(context: RuleContext, b: BusyWindows): void {
   b.busy = 0;
   b.firstBusy = undefined;
   b.lastBusy = undefined;
-  b.firstAttempt = undefined;
 }
 
 function report(context: RuleContext, b: BusyWindows, share: number, windowMs: number): void {

@@ -2,6 +2,7 @@ import { formatToken } from '../model/format.js';
 import type { LockEvent } from '../model/event.js';
 import { who } from './describe.js';
 import type { EvidenceRef, Rule } from './types.js';
+import { OperationIndex } from '../timeline/operations.js';
 
 /** The resource accepted a write that carried no fencing token. */
 export const missingToken: Rule = {
@@ -22,7 +23,7 @@ export const missingToken: Rule = {
       if (lease !== undefined) evidence.push({ event: lease.grant, role: 'writer granted the lock' });
       evidence.push({ event, role: 'write accepted without a token' });
       // A worker's view of the same operation that carried a token: the token was dropped in transit.
-      const carried = event.operationId === undefined ? undefined : operations.get(event.resource, event.operationId)?.views.find(hasToken);
+      const carried = event.operationId === undefined ? undefined : OperationIndex.views(operations.get(event.resource, event.operationId)).find(hasToken);
       report({
         message: carried !== undefined ? droppedMessage(event, carried) : `${who(event)} wrote without a fencing token and the resource accepted it`,
         evidence,

@@ -1,4 +1,4 @@
-import type { LockEvent } from '../model/event.js';
+import { retain, type LockEvent } from '../model/event.js';
 import { formatToken } from '../model/format.js';
 import { MAX_PENDING, type ResourceTimeline } from '../timeline/timeline.js';
 import { who } from './describe.js';
@@ -27,13 +27,14 @@ export const unknownToken: Rule = {
       if (event.result !== 'accepted' || event.fenceToken === undefined || !timeline.isDecision(event)) return;
       if (timeline.grantStatus(event.fenceToken) === 'granted') return;
       // Wait out the clock-skew window: the grant may be logged by another source a little later.
-      if (timeline.pendingUnknown.length >= MAX_PENDING) judge(context, timeline.pendingUnknown.shift()!);
-      timeline.pendingUnknown.push(event);
+      const pending = (timeline.pendingUnknown ??= []);
+      if (pending.length >= MAX_PENDING) judge(context, pending.shift()!);
+      pending.push(retain(event));
     },
   },
   end(context) {
     const pending = context.timeline.pendingUnknown;
-    while (pending.length > 0) judge(context, pending.shift()!);
+    while (pending !== undefined && pending.length > 0) judge(context, pending.shift()!);
   },
 };
 
@@ -43,7 +44,7 @@ function flushing(...[event, context]: Parameters<Handler>): void {
 
 function flush(context: RuleContext, now: number): void {
   const pending = context.timeline.pendingUnknown;
-  while (pending.length > 0 && pending[0]!.ts + context.options.clockSkewMs < now) judge(context, pending.shift()!);
+  while (pending !== undefined && pending.length > 0 && pending[0]!.ts + context.options.clockSkewMs < now) judge(context, pending.shift()!);
 }
 
 function judge(context: RuleContext, write: LockEvent): void {

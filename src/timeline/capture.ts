@@ -4,7 +4,7 @@
  * `perResource - head`; the whole capture stops taking events of finding-free resources once it
  * holds `total` events. What was left out is counted, never silently dropped.
  */
-import type { LockEvent } from '../model/event.js';
+import { retain, type LockEvent } from '../model/event.js';
 
 export interface CaptureOptions {
   /** Only these resources (default: all). */
@@ -87,7 +87,7 @@ export class EventCapture {
       this.refused++;
       return;
     }
-    this.held += h.add(e);
+    this.held += h.add(retain(e));
   }
 
   /** The kept events of a resource, in arrival order, and how many were left out. */

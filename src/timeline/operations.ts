@@ -2,7 +2,7 @@
  * Writes by (resource, operationId), bounded: the oldest entries are forgotten past the cap, so
  * memory does not grow with the number of operations. Ties worker and resource views of one write.
  */
-import type { LockEvent } from '../model/event.js';
+import { retain, type LockEvent } from '../model/event.js';
 import type { Finding } from '../model/report.js';
 
 export const DEFAULT_MAX_OPERATIONS = 100_000;
@@ -13,46 +13,90 @@ export interface OperationEntry {
   /** The first accepted decision for this operation. */
   accepted?: LockEvent;
   /** Worker-observed events that are views of the resource's decisions (not judged themselves). */
-  readonly views: LockEvent[];
+  views?: LockEvent[];
   /** Findings about this operation's writes. */
-  readonly findings: Finding[];
+  findings?: Finding[];
 }
 
+const NONE: readonly never[] = [];
+
 export class OperationIndex {
-  private readonly map = new Map<string, OperationEntry>();
+  /** operationId → entry, or entries when one operationId is used on several resources. */
+  private readonly map = new Map<string, OperationEntry & { resource: string }>();
+  private readonly more = new Map<string, (OperationEntry & { resource: string })[]>();
+  /** Insertion order, for first-in-first-out forgetting in O(1). */
+  private readonly order: (string | undefined)[];
+  private next = 0;
+  private count = 0;
 
-  constructor(private readonly max = DEFAULT_MAX_OPERATIONS) {}
-
-  get(resource: string, operationId: string): OperationEntry | undefined {
-    return this.map.get(key(resource, operationId));
+  constructor(private readonly max = DEFAULT_MAX_OPERATIONS) {
+    this.order = new Array(Math.max(1, max));
   }
 
-  /** The entry, created if needed; touching it makes it the most recent. */
+  get(resource: string, operationId: string): OperationEntry | undefined {
+    const e = this.map.get(operationId);
+    if (e === undefined) return undefined;
+    if (e.resource === resource) return e;
+    return this.more.get(operationId)?.find((x) => x.resource === resource);
+  }
+
+  /** The entry, created if needed. The oldest operations are forgotten first (first in, first out). */
   touch(resource: string, operationId: string): OperationEntry {
-    const k = key(resource, operationId);
-    let e = this.map.get(k);
-    if (e !== undefined) this.map.delete(k);
-    else e = { views: [], findings: [] };
-    this.map.set(k, e);
-    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+    const found = this.get(resource, operationId);
+    if (found !== undefined) return found;
+    const e = { resource, accepted: undefined, views: undefined, findings: undefined };
+    const first = this.map.get(operationId);
+    if (first === undefined) this.map.set(operationId, e);
+    else {
+      let list = this.more.get(operationId);
+      if (list === undefined) this.more.set(operationId, (list = []));
+      list.push(e);
+    }
+    this.remember(operationId);
     return e;
   }
 
+  private remember(operationId: string): void {
+    const old = this.order[this.next];
+    if (old !== undefined) this.forgetOldest(old);
+    else this.count++;
+    this.order[this.next] = operationId;
+    this.next = (this.next + 1) % this.order.length;
+  }
+
+  /** Forget the oldest entry stored under this operationId. */
+  private forgetOldest(operationId: string): void {
+    const list = this.more.get(operationId);
+    if (list === undefined || list.length === 0) {
+      this.more.delete(operationId);
+      this.map.delete(operationId);
+      return;
+    }
+    this.map.set(operationId, list.shift()!);
+    if (list.length === 0) this.more.delete(operationId);
+  }
+
   static addView(entry: OperationEntry, view: LockEvent): boolean {
-    if (entry.views.length >= MAX_VIEWS) return false;
-    entry.views.push(view);
+    const views = (entry.views ??= []);
+    if (views.length >= MAX_VIEWS) return false;
+    views.push(retain(view));
     return true;
   }
 
   static link(entry: OperationEntry, finding: Finding): void {
-    if (entry.findings.length < MAX_LINKED && !entry.findings.includes(finding)) entry.findings.push(finding);
+    const findings = (entry.findings ??= []);
+    if (findings.length < MAX_LINKED && !findings.includes(finding)) findings.push(finding);
+  }
+
+  static views(entry: OperationEntry | undefined): readonly LockEvent[] {
+    return entry?.views ?? NONE;
+  }
+
+  static findings(entry: OperationEntry): readonly Finding[] {
+    return entry.findings ?? NONE;
   }
 
   get size(): number {
-    return this.map.size;
+    return this.count;
   }
-}
-
-function key(resource: string, operationId: string): string {
-  return `${resource}\u0000${operationId}`;
 }

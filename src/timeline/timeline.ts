@@ -3,7 +3,7 @@
  * the events that set them, a window of recently granted tokens, a ring of recent events, counters.
  * Memory grows with resources, never with events.
  */
-import type { LockEvent } from '../model/event.js';
+import { retain, type LockEvent } from '../model/event.js';
 import { Reservoir } from './stats.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
@@ -33,6 +33,8 @@ export type Staleness = 'fresh' | 'stale' | 'equal-same-handle' | 'equal-other-h
 
 /** Leases kept per resource: the live ones and the most recent ended ones. */
 export const MAX_LEASES = 8;
+/** Ended leases kept per resource (for evidence about late writers and old handles). */
+export const MAX_ENDED = 2;
 /** Granted tokens remembered per resource (for unknown-token). */
 export const GRANTED_WINDOW = 64;
 /** Accepted writes waiting for the clock-skew window to pass before unknown-token judges them. */
@@ -43,8 +45,7 @@ export interface BusyWindows {
   start: number;
   attempts: number;
   busy: number;
-  /** First attempt and first and last busy answers of the current window, for evidence. */
-  firstAttempt?: LockEvent;
+  /** First and last busy answers of the current window, for evidence. */
   firstBusy?: LockEvent;
   lastBusy?: LockEvent;
   baseline?: { share: number; attempts: number; start: number; sample?: LockEvent };
@@ -60,6 +61,8 @@ export interface BusyWindows {
   };
 }
 
+const EMPTY_RING: (LockEvent | undefined)[] = [];
+
 export class ResourceTimeline {
   readonly resource: string;
   /** Oldest first; bounded by MAX_LEASES. */
@@ -68,16 +71,16 @@ export class ResourceTimeline {
   highest: TokenMark | undefined;
   /** Highest token the authority granted, with the grant. */
   highestGranted: TokenMark | undefined;
-  /** The last GRANTED_WINDOW granted tokens, oldest first. */
-  readonly grantedTokens: bigint[] = [];
+  /** The last GRANTED_WINDOW granted tokens, oldest first (allocated at the first grant). */
+  grantedTokens: bigint[] | undefined;
   grants = 0;
   /** The resource itself logs its write decisions (some write has observer "resource"). */
   resourceLogsWrites = false;
-  /** Accepted writes whose token was not granted yet, waiting out the clock-skew window. */
-  readonly pendingUnknown: LockEvent[] = [];
+  /** Accepted writes whose token was not granted yet, waiting out the clock-skew window (allocated when needed). */
+  pendingUnknown: LockEvent[] | undefined;
   clockTokenReported = false;
-  /** Owners (of writes with no findable lease) already told about a non-strict comparison. */
-  readonly equalInfoOwners = new Set<string>();
+  /** Owners (of writes with no findable lease) already told about a non-strict comparison (allocated when needed). */
+  equalInfoOwners: Set<string> | undefined;
   busy: BusyWindows | undefined;
   private readonly ring: (LockEvent | undefined)[];
   private ringNext = 0;
@@ -99,7 +102,7 @@ export class ResourceTimeline {
 
   constructor(resource: string, ringSize: number) {
     this.resource = resource;
-    this.ring = new Array<LockEvent | undefined>(ringSize);
+    this.ring = ringSize > 0 ? new Array<LockEvent | undefined>(ringSize) : EMPTY_RING;
   }
 
   /** When a lease is deemed ended without a logged end: last renewal + ttl. */
@@ -168,11 +171,12 @@ export class ResourceTimeline {
 
   /** Was this token granted on this resource, as far as the remembered window tells? */
   grantStatus(token: bigint): 'granted' | 'never' | 'unknown' {
-    if (this.grants === 0) return 'unknown';
-    if (this.grantedTokens.includes(token)) return 'granted';
+    const granted = this.grantedTokens;
+    if (this.grants === 0 || granted === undefined) return 'unknown';
+    if (granted.includes(token)) return 'granted';
     if (token > this.highestGranted!.token) return 'never';
-    let min = this.grantedTokens[0]!;
-    for (const t of this.grantedTokens) if (t < min) min = t;
+    let min = granted[0]!;
+    for (const t of granted) if (t < min) min = t;
     return token > min ? 'never' : 'unknown';
   }
 
@@ -191,13 +195,13 @@ export class ResourceTimeline {
   apply(ev: LockEvent): void {
     this.events++;
     if (this.ring.length > 0) {
-      this.ring[this.ringNext] = ev;
+      this.ring[this.ringNext] = retain(ev);
       this.ringNext = (this.ringNext + 1) % this.ring.length;
     }
     if (ev.type === 'acquire') this.countAttempt(ev);
     const stats = this.busy?.stats;
     if (stats !== undefined) {
-      const latency = ev.record?.latencyMs;
+      const latency = (ev.record ?? ev.fields)?.latencyMs;
       if (typeof latency === 'number' && Number.isFinite(latency)) {
         if (ev.type === 'acquire') stats.acquireLatency.add(latency);
         else if (ev.type === 'keepalive') stats.keepaliveLatency.add(latency);
@@ -212,7 +216,7 @@ export class ResourceTimeline {
         const l = this.findLease(ev);
         if (l !== undefined && ev.result === 'ok' && l.end === undefined) {
           stats?.keepaliveGapMs.add(ev.ts - l.lastRenew.ts);
-          l.lastRenew = ev;
+          l.lastRenew = retain(ev);
           if (ev.ttlMs !== undefined) l.ttlMs = ev.ttlMs;
         }
         break;
@@ -243,22 +247,25 @@ export class ResourceTimeline {
   }
 
   private end(lease: Lease, ev: LockEvent, kind: LeaseEnd): void {
-    lease.end = ev;
+    lease.end = retain(ev);
     lease.endKind = kind;
     this.busy?.stats?.holdMs.add(ev.ts - lease.grant.ts);
   }
 
   private grant(ev: LockEvent): void {
+    retain(ev);
     const token = ev.fenceToken;
     if (token !== undefined) {
       this.grants++;
       if (this.highestGranted === undefined || token > this.highestGranted.token) this.highestGranted = { token, event: ev };
-      if (!this.grantedTokens.includes(token)) {
-        this.grantedTokens.push(token);
-        if (this.grantedTokens.length > GRANTED_WINDOW) this.grantedTokens.shift();
+      const granted = (this.grantedTokens ??= []);
+      if (!granted.includes(token)) {
+        granted.push(token);
+        if (granted.length > GRANTED_WINDOW) granted.shift();
       }
       // A grant cancels pending unknown-token judgements for the same token.
-      for (let i = this.pendingUnknown.length - 1; i >= 0; i--) if (this.pendingUnknown[i]!.fenceToken === token) this.pendingUnknown.splice(i, 1);
+      const pending = this.pendingUnknown;
+      if (pending !== undefined) for (let i = pending.length - 1; i >= 0; i--) if (pending[i]!.fenceToken === token) pending.splice(i, 1);
     }
     const existing = ev.leaseId !== undefined ? this.findLease(ev) : undefined;
     if (existing !== undefined && existing.end === undefined && existing.fenceToken === token) {
@@ -269,11 +276,12 @@ export class ResourceTimeline {
     if (ev.ttlMs !== undefined) this.busy?.stats?.ttlMs.add(ev.ttlMs);
     const lease: Lease = { leaseId: ev.leaseId, ownerId: ev.ownerId, fenceToken: token, grant: ev, ttlMs: ev.ttlMs, lastRenew: ev };
     this.leases.push(lease);
-    if (this.leases.length > MAX_LEASES) {
-      // Drop the oldest ended lease; if every kept lease is live, drop the oldest.
-      const i = this.leases.findIndex((l) => l.end !== undefined);
-      this.leases.splice(i === -1 ? 0 : i, 1);
+    // Keep every live lease and the MAX_ENDED most recent ended ones (at most MAX_LEASES in all).
+    let ended = 0;
+    for (let i = this.leases.length - 1; i >= 0; i--) {
+      if (this.leases[i]!.end !== undefined && ++ended > MAX_ENDED) this.leases.splice(i, 1);
     }
+    if (this.leases.length > MAX_LEASES) this.leases.splice(0, this.leases.length - MAX_LEASES);
   }
 
   private countAttempt(ev: LockEvent): void {
@@ -282,11 +290,10 @@ export class ResourceTimeline {
     this.busy ??= { start: ev.ts, attempts: 0, busy: 0, reported: false };
     const b = this.busy;
     b.attempts++;
-    b.firstAttempt ??= ev;
     if (ev.result === 'busy') {
       b.busy++;
-      b.firstBusy ??= ev;
-      b.lastBusy = ev;
+      b.firstBusy ??= retain(ev);
+      b.lastBusy = retain(ev);
       b.stats ??= {
         acquireLatency: new Reservoir(),
         keepaliveLatency: new Reservoir(),
@@ -309,7 +316,7 @@ export class ResourceTimeline {
         this.accepted++;
         if (staleness === 'untokened') this.withoutToken++;
         else if (stale) this.staleWritesAccepted++;
-        else if (staleness === 'fresh') this.highest = { token: ev.fenceToken!, event: ev };
+        else if (staleness === 'fresh') this.highest = { token: ev.fenceToken!, event: retain(ev) };
         break;
       case 'rejected-stale-fence':
         this.rejectedStaleFence++;
