@@ -5,6 +5,11 @@
 // carry tokens; a few resources get incidents (late accepted writes, stale releases, no token).
 import { parseArgs } from 'node:util';
 
+process.stdout.on('error', (err) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 const { values: a } = parseArgs({
   options: {
     mb: { type: 'string', default: '200' },
@@ -40,6 +45,8 @@ const flush = () => {
   return new Promise((resolve) => (process.stdout.write(chunk) ? resolve() : process.stdout.once('drain', resolve)));
 };
 
+const MSG = { acquire: 'lock granted to worker', keepalive: 'lease renewed by worker', release: 'lock released by worker', write: 'resource write result' };
+
 function line(type, r, o) {
   ts += 1 + Math.floor(rand() * 3);
   const iso = new Date(ts).toISOString();
@@ -48,7 +55,7 @@ function line(type, r, o) {
     const msg = { acquire: 'lock acquired', keepalive: 'keepalive ok', release: 'lock released', write: 'write' }[type];
     s = `{"level":30,"time":${ts},"pid":${1000 + (o.owner % 50)},"hostname":"host-${o.owner % 50}","msg":"${msg}","resource":"res-${r}","owner":"w-${o.owner}","lease":"${o.lease}"${o.token !== undefined ? `,"fence":"${o.token}"` : ''}${type === 'write' ? `,"opId":"op-${r}-${o.op}","rowCount":${o.result === 'accepted' ? 1 : 0}` : ''}${type === 'acquire' ? ',"ttlMs":10000' : ''}}\n`;
   } else {
-    s = `{"ts":"${iso}","type":"${type}","resource":"res-${r}","ownerId":"w-${o.owner}","leaseId":"${o.lease}"${o.token !== undefined ? `,"fenceToken":"${o.token}"` : ''}${type === 'acquire' ? ',"ttlMs":10000' : ''}${type === 'write' ? `,"operationId":"op-${r}-${o.op}","result":"${o.result}","value":"v${o.op}"` : ''}}\n`;
+    s = `{"ts":"${iso}","type":"${type}","resource":"res-${r}","ownerId":"w-${o.owner}","leaseId":"${o.lease}"${o.token !== undefined ? `,"fenceToken":"${o.token}"` : ''}${type === 'acquire' ? ',"ttlMs":10000' : ''}${type === 'write' ? `,"operationId":"op-${r}-${o.op}","result":"${o.result}","value":"v${o.op}"` : ''},"msg":"${MSG[type]}"}\n`;
   }
   bytes += s.length;
   out.push(s);

@@ -10,7 +10,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const results = join(root, '.vitest-results.json');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 
-const build = spawnSync(bin('tsc'), ['-p', 'tsconfig.json'], { cwd: root, stdio: 'inherit' });
+const build = spawnSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { cwd: root, stdio: 'inherit' });
 if (build.status !== 0) {
   console.log('build failed');
   console.log('0 passed, 1 failed');

@@ -10,24 +10,14 @@ import { StrictInputError, DEFAULT_MAX_PROBLEMS } from '../ingest/records.js';
 import { DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS, DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_FINDINGS } from '../engine.js';
 import { parseDuration } from '../model/time.js';
 import type { Report, Severity } from '../model/report.js';
-import { renderJson } from '../report/json.js';
-import { renderTable } from '../report/table.js';
-import { renderMarkdown } from '../report/markdown.js';
-import { renderHtml } from '../report/html.js';
-import { renderJunit } from '../report/junit.js';
-import { renderGithub } from '../report/github.js';
 import { findingLine, summaryLine } from '../report/ndjson.js';
 import type { FailPolicy } from '../model/policy.js';
 import { Progress } from './progress.js';
-import { renderTimeline } from '../report/timeline.js';
 import { findCases, runCase, writeExpectation, type CaseResult } from '../check/cases.js';
-import { renderCheck } from './check.js';
-import { renderMap } from './map.js';
 import { getProfile, loadMapping, PROFILE_NAMES, type ProfileName } from '../profiles/index.js';
 import { MappingError } from '../profiles/mapping.js';
 import type { Profile } from '../profiles/types.js';
 import { escapeTerminal } from '../report/escape.js';
-import { renderRules } from './rules.js';
 import { renderExplain, UnknownRuleError } from './explain.js';
 import { VERSION } from '../version.js';
 
@@ -131,7 +121,8 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .option('format', { alias: 'f', choices: ['table', 'json', 'markdown'] as const, default: 'table' as const, describe: 'Output format' })
           .example('$0 rules', 'The table: id, severity, symptom, cause, check, action')
           .example('$0 rules --format markdown', 'The same as a Markdown table'),
-      (args) => {
+      async (args) => {
+        const { renderRules } = await import('./rules.js');
         process.stdout.write(renderRules(args.format, color));
       },
     )
@@ -190,6 +181,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
         if (!Number.isInteger(args.lines) || args.lines < 1) throw new UsageError('--lines must be a whole number ≥ 1');
         const profile = profileFrom(args);
         if (args.file !== '-') await checkInput(args.file);
+        const { renderMap } = await import('./map.js');
         await writeOut(await renderMap(args.file, profile, args.lines, args['max-line-bytes']));
       },
     )
@@ -301,29 +293,33 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
     await sink.close();
   } else {
     const toTerminal = args.output === undefined && process.stdout.isTTY === true;
-    const text = render(format as Exclude<typeof format, 'ndjson'>, report, policy, { color: color && args.output === undefined, width: toTerminal ? process.stdout.columns : undefined });
+    const text = await render(format as Exclude<typeof format, 'ndjson'>, report, policy, { color: color && args.output === undefined, width: toTerminal ? process.stdout.columns : undefined });
     if (args.output !== undefined) await writeFile(args.output, text);
     else await writeOut(text);
-    if (format === 'github' && process.env.GITHUB_STEP_SUMMARY) await appendFile(process.env.GITHUB_STEP_SUMMARY, renderMarkdown(report) + '\n');
+    if (format === 'github' && process.env.GITHUB_STEP_SUMMARY) {
+      const { renderMarkdown } = await import('../report/markdown.js');
+      await appendFile(process.env.GITHUB_STEP_SUMMARY, renderMarkdown(report) + '\n');
+    }
   }
   if (report.input.files.some((f) => f.error !== undefined)) return EXIT_USAGE;
   return exitCodeFor(report, args['fail-on'], args['include-possible']);
 }
 
-function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }): string {
+/** Reporters are loaded only when asked for, to keep start-up short. */
+async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }): Promise<string> {
   switch (format) {
     case 'json':
-      return renderJson(report);
+      return (await import('../report/json.js')).renderJson(report);
     case 'markdown':
-      return renderMarkdown(report);
+      return (await import('../report/markdown.js')).renderMarkdown(report);
     case 'html':
-      return renderHtml(report);
+      return (await import('../report/html.js')).renderHtml(report);
     case 'junit':
-      return renderJunit(report, policy);
+      return (await import('../report/junit.js')).renderJunit(report, policy);
     case 'github':
-      return renderGithub(report);
+      return (await import('../report/github.js')).renderGithub(report);
     case 'table':
-      return renderTable(report, table);
+      return (await import('../report/table.js')).renderTable(report, table);
   }
 }
 
@@ -360,6 +356,7 @@ async function runTimeline(files: string[] | undefined, resource: string, maxEve
     profile,
     onProblem: () => undefined,
   });
+  const { renderTimeline } = await import('../report/timeline.js');
   const lines = renderTimeline(report, resource);
   if (lines.length === 0) {
     const known = report.resources.slice(0, 10).map((r) => r.resource);
@@ -381,6 +378,7 @@ async function runCheck(paths: string[], update: boolean, color: boolean): Promi
     }
     results.push(r);
   }
+  const { renderCheck } = await import('./check.js');
   await writeOut(renderCheck(results, update, color));
   return update || results.every((r) => r.ok) ? EXIT_OK : EXIT_FINDINGS;
 }

@@ -1,25 +1,18 @@
 /** The canonical profile: records already in stalewrite's event format v1, validated with ajv. */
-import { readFileSync } from 'node:fs';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject } from 'ajv';
+import validateEventRecord from '../generated/event-validator.js';
 import { defaultObserver, defaultResult, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
 import { parseTimestamp } from '../model/time.js';
 import { parseFenceToken } from '../model/token.js';
 import type { Profile, RecordOrigin } from './types.js';
 
-export const eventSchema = JSON.parse(readFileSync(new URL('../../schema/event.schema.json', import.meta.url), 'utf8')) as object;
-
-let compiled: ValidateFunction | undefined;
-/** The compiled validator, built once per process. */
-export function validateEvent(): ValidateFunction {
-  compiled ??= new Ajv({ allErrors: false, strict: true, allowUnionTypes: true }).compile(eventSchema);
-  return compiled;
-}
+/** The validator of schema/event.schema.json, precompiled by ajv at build time (scripts/build.mjs). */
+export const validateEvent = validateEventRecord;
 
 export const canonical: Profile = {
   name: 'canonical',
   toEvent(record, origin) {
-    const validate = validateEvent();
-    if (!validate(record)) return explain(record, validate.errors ?? []);
+    if (!validateEvent(record)) return explain(record, validateEvent.errors ?? []);
     const time = parseTimestamp(record.ts);
     if (!time.ok) return time.reason;
     const type = record.type as EventType;

@@ -5,8 +5,9 @@
  * once, when loaded; every mistake is reported then, with its path in the file, not per line.
  */
 import { basename } from 'node:path';
-import { Ajv, type ErrorObject } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { readFileSync } from 'node:fs';
+import validateMappingSpec from '../generated/mapping-validator.js';
 import { defaultObserver, defaultResult, EVENT_TYPES, OBSERVERS, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
 import { parseTimeValue, type TimeFormat } from '../model/time.js';
 import { parseFenceToken } from '../model/token.js';
@@ -15,7 +16,6 @@ import type { Profile, RecordOrigin } from './types.js';
 import { klogParser, parseLogfmt, type KlogOptions } from './parsers.js';
 import { expandOtlp } from './otlp.js';
 
-export const mappingSchema = JSON.parse(readFileSync(new URL('../../schema/mapping.schema.json', import.meta.url), 'utf8')) as object;
 
 type Scalar = string | number | boolean | null;
 type Condition = Scalar | { equals?: Scalar; in?: Scalar[]; regex?: string; flags?: string; exists?: boolean };
@@ -70,7 +70,6 @@ interface CompiledRule {
   set: Record<string, string>;
 }
 
-let validator: ReturnType<Ajv['compile']> | undefined;
 
 export function loadMapping(path: string, options: CompileOptions = {}): Profile {
   let text: string;
@@ -94,8 +93,7 @@ export interface CompileOptions {
 }
 
 export function compileMapping(spec: unknown, name: string, options: CompileOptions = {}): Profile {
-  validator ??= new Ajv({ allErrors: false, strict: true, allowUnionTypes: true }).compile(mappingSchema);
-  if (!validator(spec)) throw new MappingError(`mapping ${name}: ${explain(validator.errors ?? [])}`);
+  if (!validateMappingSpec(spec)) throw new MappingError(`mapping ${name}: ${explain(validateMappingSpec.errors ?? [])}`);
   const m = spec as MappingSpec;
   const where = (p: string) => `mapping ${name}: ${p}`;
 
