@@ -38,6 +38,8 @@ export interface AnalyzeOptions {
   clockSkewMs?: number;
   /** Findings listed in the report. Default 10000. */
   maxFindings?: number;
+  /** Resources tracked at most (default 1 000 000); see Report.summary.untrackedEvents. */
+  maxResources?: number;
   /** busy-rate-rising window in ms (default 60000), threshold 0..1 (default 0.25). */
   busyWindowMs?: number;
   busyThreshold?: number;
@@ -92,6 +94,7 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     maxFindings: options.maxFindings,
     busyWindowMs: options.busyWindowMs,
     busyThreshold: options.busyThreshold,
+    maxResources: options.maxResources,
     onFinding: options.onFinding,
   });
   for await (const batch of mergeByTime(sources)) {
@@ -246,6 +249,7 @@ export function buildReport(engine: Engine, stats: InputStats): Report {
       byRule: { ...engine.byRule },
       resources: resources.length,
       byReadiness,
+      untrackedEvents: engine.untrackedEvents,
     },
     findings: engine.findings,
     resources,

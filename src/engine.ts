@@ -26,6 +26,8 @@ export interface EngineOptions {
   maxOperations?: number;
   /** Keep event histories for pictures (off by default). */
   capture?: EventCapture;
+  /** Resources tracked at most (default 1 000 000); events of further resources are counted, not analysed. */
+  maxResources?: number;
   /** Called as soon as a finding is detected (live output). */
   onFinding?: (finding: Finding) => void;
 }
@@ -34,6 +36,7 @@ export const DEFAULT_CLOCK_SKEW_MS = 250;
 export const DEFAULT_MAX_FINDINGS = 10000;
 export const DEFAULT_RING_SIZE = 0;
 export const DEFAULT_BUSY_WINDOW_MS = 60_000;
+export const DEFAULT_MAX_RESOURCES = 1_000_000;
 export const DEFAULT_BUSY_THRESHOLD = 0.25;
 export const DEFAULT_BUSY_MIN_ATTEMPTS = 5;
 
@@ -41,6 +44,10 @@ export const DEFAULT_BUSY_MIN_ATTEMPTS = 5;
 export class Engine {
   readonly findings: Finding[] = [];
   findingsOmitted = 0;
+  /** Events of resources past the resource limit: counted, never analysed. */
+  untrackedEvents = 0;
+  /** The first resource that did not fit, for the message. */
+  firstUntracked: string | undefined;
   /** Totals, including findings past the cap. */
   readonly bySeverity: Record<Severity, number> = { error: 0, warning: 0, info: 0 };
   /** Of those, the ones whose certainty is only `possible`. */
@@ -55,6 +62,7 @@ export class Engine {
   private readonly onFinding?: (finding: Finding) => void;
   private readonly ends: Rule[];
   private readonly capture?: EventCapture;
+  private readonly maxResources: number;
   private readonly ruleById: Map<string, Rule>;
   private seq = 0;
   // Reused per event to avoid a closure per event on the hot path.
@@ -72,6 +80,7 @@ export class Engine {
     this.operations = new OperationIndex(options.maxOperations ?? DEFAULT_MAX_OPERATIONS);
     this.ends = options.rules.filter((r) => r.end !== undefined);
     this.capture = options.capture;
+    this.maxResources = options.maxResources ?? DEFAULT_MAX_RESOURCES;
     this.ruleById = new Map(options.rules.map((r) => [r.meta.id, r]));
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.ringSize = options.ringSize ?? DEFAULT_RING_SIZE;
@@ -104,6 +113,11 @@ export class Engine {
   push(event: LockEvent): void {
     let timeline = this.timelines.get(event.resource);
     if (timeline === undefined) {
+      if (this.timelines.size >= this.maxResources) {
+        this.untrackedEvents++;
+        this.firstUntracked ??= event.resource;
+        return;
+      }
       timeline = new ResourceTimeline(event.resource, this.ringSize);
       this.timelines.set(event.resource, timeline);
     }

@@ -7,7 +7,7 @@ import { analyze, type ProgressInfo } from '../analyze.js';
 import { InputError, reasonOf } from '../ingest/open.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../ingest/lines.js';
 import { StrictInputError, DEFAULT_MAX_PROBLEMS } from '../ingest/records.js';
-import { DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS, DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_FINDINGS } from '../engine.js';
+import { DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS, DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_FINDINGS, DEFAULT_MAX_RESOURCES } from '../engine.js';
 import { parseDuration } from '../model/time.js';
 import type { Report, Severity } from '../model/report.js';
 import { findingLine, summaryLine } from '../report/ndjson.js';
@@ -71,6 +71,13 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
     throw err;
   });
   const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
+  // Interrupted mid-stream: a short message and the conventional exit code, no stack trace.
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.once(signal, () => {
+      process.stderr.write(`\nstalewrite: interrupted (${signal}); no report written\n`);
+      process.exit(code);
+    });
+  }
 
   const cli = yargs(argv)
     .scriptName('stalewrite')
@@ -97,7 +104,8 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print invalid lines to stderr' })
           .options(PROFILE_OPTIONS)
           .option('all-resources', { type: 'boolean', default: false, describe: 'html: draw every resource, not only those with findings' })
-          .option('max-resources', { type: 'number', default: 50, describe: 'html: resources drawn at most (a note says how many were left out)' })
+          .option('max-drawn', { type: 'number', default: 50, describe: 'html: resources drawn at most (a note says how many were left out)' })
+          .option('max-resources', { type: 'number', default: DEFAULT_MAX_RESOURCES, describe: 'Resources tracked at most; past it, events of new resources are not analysed and the run exits 2' })
           .option('progress', { type: 'boolean', describe: 'Show progress on stderr [default: when stderr is a terminal and CI is not set]' })
           .example('$0 analyze fixtures/article-unsafe.ndjson', 'Find the late write in the article\'s incident')
           .example('kubectl logs deploy/worker | $0 analyze -', 'Read stdin')
@@ -229,6 +237,7 @@ interface AnalyzeArgs extends ProfileArgs {
   rule?: string | string[];
   quiet: boolean;
   'all-resources': boolean;
+  'max-drawn': number;
   'max-resources': number;
   progress?: boolean;
 }
@@ -240,7 +249,7 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   if (busyWindowMs === undefined || busyWindowMs <= 0) throw new UsageError(`--busy-window "${args['busy-window']}" is not a positive duration such as 60s or 5m`);
   const busyThreshold = args['busy-threshold'];
   if (!(busyThreshold > 0 && busyThreshold <= 1)) throw new UsageError('--busy-threshold must be a number above 0 and at most 1');
-  for (const [name, v, min] of [['max-invalid', args['max-invalid'], 0], ['max-line-bytes', args['max-line-bytes'], 1], ['max-problems', args['max-problems'], 0], ['max-findings', args['max-findings'], 0], ['max-resources', args['max-resources'], 0]] as const) {
+  for (const [name, v, min] of [['max-invalid', args['max-invalid'], 0], ['max-line-bytes', args['max-line-bytes'], 1], ['max-problems', args['max-problems'], 0], ['max-findings', args['max-findings'], 0], ['max-drawn', args['max-drawn'], 0], ['max-resources', args['max-resources'], 1]] as const) {
     if (v !== undefined && (!Number.isInteger(v) || v < min)) throw new UsageError(`--${name} must be a whole number ≥ ${min}`);
   }
   const files = args.files === undefined || args.files.length === 0 ? ['-'] : args.files;
@@ -268,7 +277,8 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
       busyWindowMs,
       busyThreshold,
       rules: args.rule === undefined ? undefined : ([] as string[]).concat(args.rule).flatMap((r) => r.split(',')).map((r) => r.trim()).filter((r) => r !== ''),
-      timelines: format === 'html' ? { all: args['all-resources'], maxResources: args['max-resources'] } : undefined,
+      timelines: format === 'html' ? { all: args['all-resources'], maxResources: args['max-drawn'] } : undefined,
+      maxResources: args['max-resources'],
       onFinding: sink === undefined ? undefined : (f) => sink.write(findingLine(f)),
       onProgress: progress === undefined ? undefined : (p: ProgressInfo) => progress.update(p),
       onProblem: args.quiet
@@ -302,6 +312,10 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
     }
   }
   if (report.input.files.some((f) => f.error !== undefined)) return EXIT_USAGE;
+  if (report.summary.untrackedEvents > 0) {
+    process.stderr.write(`stalewrite: more than ${report.summary.resources} resources: ${report.summary.untrackedEvents} events of further resources were NOT analysed (raise --max-resources)\n`);
+    return EXIT_USAGE;
+  }
   return exitCodeFor(report, args['fail-on'], args['include-possible']);
 }
 

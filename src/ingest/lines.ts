@@ -5,12 +5,16 @@
  * a longer line is skipped without being kept in memory, and reported.
  */
 
+import { isUtf8 } from 'node:buffer';
+
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
 
 /** A batch of consecutive lines. `lines[i]` is line `firstLine + i`; `null` marks a line over the cap. */
 export interface LineBatch {
   readonly firstLine: number;
   readonly lines: (string | null)[];
+  /** Lines (by index in `lines`) whose bytes are not valid UTF-8. */
+  readonly invalidUtf8?: Set<number>;
 }
 
 export interface LineReaderOptions {
@@ -25,6 +29,7 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineRea
   let first = true;
   for await (const chunk of chunks) {
     const lines: (string | null)[] = [];
+    const bad: { set?: Set<number> } = {};
     const firstLine = lineNo;
     let start = 0;
     for (;;) {
@@ -36,12 +41,12 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineRea
       } else if (carry !== undefined) {
         const total = carry.length + (nl - start);
         if (total > max) lines.push(null);
-        else lines.push(decode(Buffer.concat([carry, chunk.subarray(start, nl)]), 0, total, first));
+        else push(lines, decode(Buffer.concat([carry, chunk.subarray(start, nl)]), 0, total, first), bad);
         carry = undefined;
       } else if (nl - start > max) {
         lines.push(null);
       } else {
-        lines.push(decode(chunk, start, nl, first));
+        push(lines, decode(chunk, start, nl, first), bad);
       }
       first = false;
       lineNo++;
@@ -58,14 +63,33 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineRea
         carry = carry === undefined ? Buffer.from(rest) : Buffer.concat([carry, rest]);
       }
     }
-    if (lines.length > 0) yield { firstLine, lines };
+    if (lines.length > 0) yield { firstLine, lines, invalidUtf8: bad.set };
   }
   if (skipping) yield { firstLine: lineNo, lines: [null] };
-  else if (carry !== undefined && carry.length > 0) yield { firstLine: lineNo, lines: [decode(carry, 0, carry.length, first)] };
+  else if (carry !== undefined && carry.length > 0) {
+    const lines: (string | null)[] = [];
+    const bad: { set?: Set<number> } = {};
+    push(lines, decode(carry, 0, carry.length, first), bad);
+    yield { firstLine: lineNo, lines, invalidUtf8: bad.set };
+  }
 }
 
 function decode(buf: Buffer, start: number, end: number, first: boolean): string {
   if (end > start && buf[end - 1] === 13) end--; // CRLF
   if (first && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) start += 3; // BOM
-  return buf.toString('utf8', start, end);
+  const text = buf.toString('utf8', start, end);
+  // U+FFFD in the text: either written as such, or bytes that are not UTF-8. Only the bytes can tell.
+  if (text.indexOf('\ufffd') !== -1 && !isUtf8(buf.subarray(start, end))) badUtf8 = true;
+  return text;
+}
+
+/** Set by decode() when the line it decoded was not valid UTF-8; read and reset by the reader. */
+let badUtf8 = false;
+
+function push(lines: (string | null)[], text: string | null, bad: { set?: Set<number> }): void {
+  if (badUtf8) {
+    (bad.set ??= new Set()).add(lines.length);
+    badUtf8 = false;
+  }
+  lines.push(text);
 }

@@ -65,10 +65,19 @@ async function* maybeGunzip(name: string, input: AsyncIterable<Buffer | string>)
     const gunzip = createGunzip();
     raw.on('error', (err) => gunzip.destroy(err));
     raw.pipe(gunzip);
+    let produced = 0;
     try {
-      for await (const chunk of gunzip) yield chunk as Buffer;
+      for await (const chunk of gunzip) {
+        produced += (chunk as Buffer).length;
+        yield chunk as Buffer;
+      }
     } catch (err) {
-      throw new InputError(`cannot decompress ${name}: ${reasonOf(err)}`);
+      const code = (err as { code?: string }).code;
+      const why =
+        code === 'Z_DATA_ERROR' && produced > 0
+          ? `corrupt gzip data or bytes that are not gzip after it (trailing garbage?): ${reasonOf(err)}; lines read before it were analysed`
+          : reasonOf(err);
+      throw new InputError(`cannot decompress ${name}: ${why}`);
     }
     return;
   }

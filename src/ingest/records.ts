@@ -89,6 +89,8 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
   const { lines, firstLine } = batch;
   const parse = profile.parseLine;
   const expand = profile.expand;
+  // One origin object per batch, updated per line (profiles read it synchronously, never keep it).
+  const origin: { file: string; line: number; source: string; text: string | undefined } = { file, line: 0, source, text: undefined };
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i];
     const line = firstLine + i;
@@ -99,6 +101,11 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
     }
     if (isBlank(text)) {
       summary.blank++;
+      continue;
+    }
+    const bad = batch.invalidUtf8?.has(i) ? 'bytes that are not valid UTF-8 (they would be read as U+FFFD and change ids silently)' : suspicious(text);
+    if (bad !== undefined) {
+      stats.problem(summary, line, bad);
       continue;
     }
     let record: unknown;
@@ -120,7 +127,8 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
         continue;
       }
     }
-    const origin = { file, line, source, text };
+    origin.line = line;
+    origin.text = text;
     if (expand === undefined) {
       count(profile.toEvent(record as Record<string, unknown>, origin), stats, summary, line, out);
       continue;
@@ -144,6 +152,19 @@ function count(ev: LockEvent | string | null, stats: InputStats, summary: FileSu
     summary.events++;
     out.push(ev);
   }
+}
+
+/**
+ * Damage that JSON.parse would report obscurely, or not at all: a byte-order mark in the middle of
+ * a file (two files concatenated), carriage returns inside a line (CR-only line ends) and NUL bytes.
+ * (Bytes that are not UTF-8 are found by the line reader.)
+ */
+function suspicious(text: string): string | undefined {
+  const c0 = text.charCodeAt(0);
+  if (c0 === 0xfeff) return 'a byte-order mark (BOM) in the middle of the input: two files concatenated? (a BOM is only skipped on line 1)';
+  if (text.indexOf('\r') !== -1) return 'carriage return inside the line: the file seems to use CR-only line ends (convert them to LF, e.g. tr "\\r" "\\n")';
+  if (text.indexOf('\u0000') !== -1) return 'NUL byte in the line (binary data or a corrupted file)';
+  return undefined;
 }
 
 /** The first non-blank line of a batch, if any (for profile detection). */

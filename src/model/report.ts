@@ -131,6 +131,8 @@ export interface Report {
     byRule: Record<string, number>;
     resources: number;
     byReadiness: Record<Readiness, number>;
+    /** Events of resources past --max-resources: counted in input.events, but NOT analysed. */
+    untrackedEvents: number;
   };
   findings: Finding[];
   resources: ResourceSummary[];

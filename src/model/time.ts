@@ -40,7 +40,19 @@ function fastRfc3339(s: string): number | undefined {
   return cachedPrefixMs + (s1 * 10 + s2) * 1000 + frac;
 }
 
+/** Timestamps outside 1970–2200 are taken as damage (a zeroed clock, a unit mix-up), not as times. */
+export const MIN_TS_MS = 0;
+export const MAX_TS_MS = Date.UTC(2200, 0, 1);
+
 export function parseTimestamp(value: unknown): TimeParse {
+  const r = parseTimestampAnyYear(value);
+  if (r.ok && (r.ms < MIN_TS_MS || r.ms >= MAX_TS_MS)) {
+    return { ok: false, reason: `ts ${JSON.stringify(value)} is outside 1970–2200 (a broken clock or an epoch-unit mix-up?)` };
+  }
+  return r;
+}
+
+function parseTimestampAnyYear(value: unknown): TimeParse {
   if (typeof value === 'string') {
     const fast = fastRfc3339(value);
     if (fast !== undefined) return { ok: true, ms: fast };

@@ -12,6 +12,8 @@ export const validateEvent = validateEventRecord;
 export const canonical: Profile = {
   name: 'canonical',
   toEvent(record, origin) {
+    const dup = origin.text === undefined ? undefined : duplicatedKey(origin.text);
+    if (dup !== undefined) return `key "${dup}" appears more than once in the line; JSON keeps the last one, which may not be what was meant`;
     if (!validateEvent(record)) return explain(record, validateEvent.errors ?? []);
     const time = parseTimestamp(record.ts);
     if (!time.ok) return time.reason;
@@ -51,6 +53,23 @@ export const canonical: Profile = {
     };
   },
 };
+
+const VERDICT_KEYS = ['"fenceToken"', '"result"', '"type"', '"resource"', '"ts"', '"leaseId"', '"ownerId"'];
+
+/** A verdict-changing key written twice (JSON.parse would silently keep the last). */
+function duplicatedKey(text: string): string | undefined {
+  for (const k of VERDICT_KEYS) {
+    const at = text.indexOf(k);
+    if (at !== -1 && text.indexOf(k, at + k.length) !== -1) {
+      // Count only keys (followed by a colon), not the same text inside a value.
+      const re = new RegExp(`${k}\\s*:`, 'g');
+      let n = 0;
+      while (re.exec(text) !== null) n++;
+      if (n > 1) return k.slice(1, -1);
+    }
+  }
+  return undefined;
+}
 
 /**
  * Recover the exact digits of a top-level numeric field from the raw line, when JSON.parse

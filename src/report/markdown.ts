@@ -34,6 +34,7 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
     out.push('');
   }
   if (s.findingsOmitted > 0) out.push(`> ${s.findingsOmitted} findings are not listed (past --max-findings).`, '');
+  if (s.untrackedEvents > 0) out.push(`> **Limit reached:** ${s.untrackedEvents} events of resources past --max-resources were NOT analysed.`, '');
 
   out.push('## Readiness', '');
   out.push(

@@ -69,6 +69,7 @@ export function renderTable(report: Report, options: TableOptions): string {
   const more = i.invalid - Math.min(i.problems.length, maxProblems);
   if (more > 0) out.push(`  … ${more} more invalid lines (see --format json)`);
   for (const f of i.files) if (f.error !== undefined) out.push(c.red(`  ${t(f.file)}: read stopped early: ${t(f.error)}`));
+  if (s.untrackedEvents > 0) out.push(c.red(`LIMIT: more than ${s.resources} resources; ${s.untrackedEvents} events of further resources were NOT analysed (raise --max-resources)`));
   return out.join('\n') + '\n';
 }
 
