@@ -216,7 +216,7 @@ describe('stalewrite analyze', () => {
 
 describe('help', () => {
   it('shows examples for every command', async () => {
-    for (const args of [['--help'], ['analyze', '--help'], ['rules', '--help']]) {
+    for (const args of [['--help'], ['analyze', '--help'], ['rules', '--help'], ['explain', '--help'], ['timeline', '--help'], ['check', '--help'], ['map', '--help']]) {
       const r = await runCli(args);
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/Examples:/);
@@ -228,6 +228,16 @@ describe('help', () => {
   it('prints the version', async () => {
     const r = await runCli(['--version']);
     expect(r.stdout.trim()).toBe(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version);
+  });
+});
+
+describe('progress', () => {
+  it('is off when stderr is not a terminal, and never touches stdout when forced', async () => {
+    const quiet = await runCli(['analyze', '-f', 'json', unsafe], { env: { CI: undefined } });
+    expect(quiet.stderr).toBe('');
+    const forced = await runCli(['analyze', '-f', 'json', '--progress', join('fixtures', 'mixed-incidents.ndjson'), '-q']);
+    expect(() => JSON.parse(forced.stdout)).not.toThrow();
+    expect(forced.stdout).not.toMatch(/MB\/s/);
   });
 });
 
