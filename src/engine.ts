@@ -120,6 +120,9 @@ export class Engine {
       }
       timeline = new ResourceTimeline(event.resource, this.ringSize);
       this.timelines.set(event.resource, timeline);
+    } else {
+      // Share one copy of the key among all events kept for this resource.
+      event.resource = timeline.resource;
     }
     const list = this.handlers.get(event.type);
     if (list !== undefined) {

@@ -27,12 +27,14 @@ export interface LockEvent {
   /** Epoch milliseconds. */
   readonly ts: number;
   readonly type: EventType;
-  readonly resource: string;
-  readonly ownerId?: string;
-  readonly leaseId?: string;
+  /** Replaced by the resource's own (shared) string when the engine takes the event. */
+  resource: string;
+  /** ownerId, leaseId and fenceToken may be replaced by equal shared values when the event is kept. */
+  ownerId?: string;
+  leaseId?: string;
   readonly operationId?: string;
   /** Exact fencing token. */
-  readonly fenceToken?: bigint;
+  fenceToken?: bigint;
   readonly ttlMs?: number;
   readonly result: string;
   readonly observer: Observer;
@@ -47,7 +49,7 @@ export interface LockEvent {
    * is kept in per-resource state, where only `fields` stays.
    */
   record?: Readonly<Record<string, unknown>>;
-  /** Non-canonical scalar fields of the record, clipped: what is kept for display. */
+  /** Non-canonical scalar fields of the record, clipped: what is kept for display (writes only, once retained). */
   fields?: Readonly<Record<string, unknown>>;
 }
 
@@ -77,7 +79,9 @@ export function displayFields(record: Readonly<Record<string, unknown>> | undefi
  */
 export function retain<T extends LockEvent | undefined>(ev: T): T {
   if (ev !== undefined && ev.record !== undefined) {
-    ev.fields = displayFields(ev.record);
+    // Writes keep their display fields (the value written shows in stories); lock events, whose
+    // extra fields are mostly messages, keep none: per-resource memory stays small.
+    ev.fields = ev.type === 'write' ? displayFields(ev.record) : undefined;
     ev.record = undefined;
   }
   return ev;

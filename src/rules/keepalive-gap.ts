@@ -22,7 +22,8 @@ export const keepaliveGap: Rule = {
 
 function check(...[event, { timeline, report }]: Parameters<Handler>): void {
   const lease = timeline.findLease(event);
-  if (lease === undefined || lease.ttlMs === undefined || lease.gapReported) return;
+  // A lease its owner released is over by choice: its renewals no longer matter.
+  if (lease === undefined || lease.ttlMs === undefined || lease.gapReported || lease.endKind === 'release') return;
   const gap = event.ts - lease.lastRenew.ts;
   if (gap <= lease.ttlMs) return;
   lease.gapReported = true;

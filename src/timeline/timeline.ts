@@ -191,6 +191,13 @@ export class ResourceTimeline {
     return out;
   }
 
+  /** Kept events of a lease share the lease's strings and token instead of their own equal copies. */
+  private static share(ev: LockEvent, lease: Lease): void {
+    if (ev.leaseId !== undefined && ev.leaseId === lease.leaseId) ev.leaseId = lease.leaseId;
+    if (ev.ownerId !== undefined && ev.ownerId === lease.ownerId) ev.ownerId = lease.ownerId;
+    if (ev.fenceToken !== undefined && ev.fenceToken === lease.fenceToken) ev.fenceToken = lease.fenceToken;
+  }
+
   /** Fold an event into the state. Called after the rules have seen it. */
   apply(ev: LockEvent): void {
     this.events++;
@@ -217,6 +224,7 @@ export class ResourceTimeline {
         if (l !== undefined && ev.result === 'ok' && l.end === undefined) {
           stats?.keepaliveGapMs.add(ev.ts - l.lastRenew.ts);
           l.lastRenew = retain(ev);
+          ResourceTimeline.share(ev, l);
           if (ev.ttlMs !== undefined) l.ttlMs = ev.ttlMs;
         }
         break;
@@ -248,6 +256,9 @@ export class ResourceTimeline {
 
   private end(lease: Lease, ev: LockEvent, kind: LeaseEnd): void {
     lease.end = retain(ev);
+    ResourceTimeline.share(ev, lease);
+    // After its owner released it, the lease's last renewal is no longer evidence of anything.
+    if (kind === 'release' && lease.lastRenew !== lease.grant) lease.lastRenew = lease.grant;
     lease.endKind = kind;
     this.busy?.stats?.holdMs.add(ev.ts - lease.grant.ts);
   }
@@ -316,7 +327,11 @@ export class ResourceTimeline {
         this.accepted++;
         if (staleness === 'untokened') this.withoutToken++;
         else if (stale) this.staleWritesAccepted++;
-        else if (staleness === 'fresh') this.highest = { token: ev.fenceToken!, event: retain(ev) };
+        else if (staleness === 'fresh') {
+          const lease = this.findLease(ev);
+          if (lease !== undefined) ResourceTimeline.share(ev, lease);
+          this.highest = { token: ev.fenceToken!, event: retain(ev) };
+        }
         break;
       case 'rejected-stale-fence':
         this.rejectedStaleFence++;
