@@ -4,6 +4,13 @@
  *
  * Every fc.assert is seeded, so a run is reproducible; a failing property prints the shrunk
  * history as NDJSON (paste it into a file and run `stalewrite analyze` on it).
+ *
+ * 1. A correct system (strict fencing, releases checked by name and leaseId) gives no error finding.
+ * 2. One injected fault (stale write accepted, old-handle release, write with no token) is found,
+ *    on its resource and nowhere else.
+ * 3. One stream per source, in any order, gives the definite findings of the merged stream.
+ * 4. Input accounting reconciles with blank and garbage lines mixed in, and valid lines stay events.
+ * 5. The same input gives a byte-identical report.
  */
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
@@ -630,6 +637,9 @@ const errorsOf = (report: Report) => report.findings.filter((f) => f.severity ==
 // Properties
 // ---------------------------------------------------------------------------------------------
 
+/** Per test: the suite's default (30 s) is tight when other test files share the two cores. */
+const TIMEOUT = 120_000;
+
 const RUNS = {
   safe: 3000,
   fault: 1200, // per fault kind
@@ -642,9 +652,10 @@ const RUNS = {
 describe('property: a correct system stays clean', () => {
   it('strict fencing + release by name and leaseId: no error finding, no violated resource', async () => {
     await fc.assert(
-      fc.asyncProperty(configArb('safe'), async (cfg) => {
+      fc.asyncProperty(configArb('safe'), fc.boolean(), async (cfg, viaFiles) => {
         const { events } = simulate(cfg);
-        const report = await analyze({ events });
+        // As records, or as one NDJSON stream per producer, merged by time.
+        const report = viaFiles ? await analyze({ streams: streamsOf(splitBySource(events)) }) : await analyze({ events });
         if (report.input.invalid !== 0 || report.input.events !== events.length) fail(`simulator produced invalid events: ${JSON.stringify(report.input.problems)}`, events, report);
         const errors = errorsOf(report);
         if (errors.length > 0) fail(`error findings on a safe history: ${errors.map((f) => f.rule).join(', ')}`, events, report);
@@ -653,7 +664,7 @@ describe('property: a correct system stays clean', () => {
       }),
       { seed: 20260301, numRuns: RUNS.safe },
     );
-  });
+  }, TIMEOUT);
 });
 
 describe('property: an injected fault is found, on the right resource', () => {
@@ -674,10 +685,10 @@ describe('property: an injected fault is found, on the right resource', () => {
           if (hits.length === 0) fail(`expected ${rule} on ${target} for the fault ${JSON.stringify(faulty)}`, events, report);
           const about = hits.filter((f) => f.evidence.some((e) => e.decisive && e.ts === faulty!.ts && e.source === faulty!.source));
           if (about.length === 0) fail(`expected ${rule} on ${target} pointing at the fault ${JSON.stringify(faulty)}`, events, report);
-          // The finding rests on one clock (the resource's, the authority's), or on none: it is
-          // certain. Only a stale write told by two workers' own lines rests on two clocks, and is
-          // then only "possible" when they are closer than the skew bound (README: Certainty).
-          // (An old handle's end inferred from its TTL makes a stale release "likely", not "definite".)
+          // Resting on one clock (the resource's or the authority's), the finding is definite, or
+          // likely when an old lease's end is inferred from its TTL. A stale write told only by two
+          // workers' own lines rests on two clocks, and is "possible" when they are closer than the
+          // skew bound (README: Certainty): then neither certainty nor readiness is asserted.
           const oneClock = cfg.resourceLogs || kind !== 'stale-write';
           if (oneClock && !about.some((f) => f.certainty !== 'possible')) fail(`expected a definite or likely ${rule} on ${target}`, events, report);
           const elsewhere = report.findings.filter((f) => f.rule === rule && f.severity === 'error' && f.resource !== target);
@@ -690,7 +701,7 @@ describe('property: an injected fault is found, on the right resource', () => {
         }),
         { seed: 4242 + i, numRuns: RUNS.fault },
       );
-    });
+    }, TIMEOUT);
   });
 });
 
@@ -731,7 +742,7 @@ describe('property: split by source = merged', () => {
     );
     // The property is only worth something if the mixed histories do produce definite findings.
     expect(withDefinite).toBeGreaterThan(RUNS.split / 4);
-  });
+  }, TIMEOUT);
 });
 
 /** Field names the canonical format gives a meaning to: extra fields never reuse them. */
@@ -763,7 +774,7 @@ const MAX_LINE_BYTES = 1024;
 const garbageArb: fc.Arbitrary<string> = fc.oneof(
   // Arbitrary text that cannot start a JSON value (no newline: one line).
   fc.string({ maxLength: 40, unit: 'binary' }).map((s) => 'x' + s.replace(/\n/g, ' ')),
-  fc.string({ maxLength: 40 }).map((s) => '{' + s.replace(/\n/g, ' ')), // truncated object
+  fc.string({ maxLength: 40 }).map((s) => '{' + s.replace(/[\n}]/g, ' ')), // an object never closed
   // JSON that is not an object.
   fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 4 }).map((a) => JSON.stringify(a)),
   fc.oneof(fc.integer(), fc.string({ maxLength: 10 }), fc.constant(null), fc.boolean()).map((v) => JSON.stringify(v)),
@@ -817,6 +828,7 @@ describe('property: input accounting reconciles', () => {
         let blank = 0;
         let garbage = 0;
         const sorted = extra.map((x, i) => ({ ...x, i })).sort((a, b) => a.at - b.at || a.i - b.i);
+        const garbageAt: number[] = []; // 1-based line numbers
         let k = 0;
         for (let i = 0; i <= valid.length; i++) {
           for (; k < sorted.length && sorted[k]!.at === i; k++) {
@@ -827,6 +839,7 @@ describe('property: input accounting reconciles', () => {
             } else {
               lines.push(l.garbage);
               garbage++;
+              garbageAt.push(lines.length);
             }
           }
           if (i < valid.length) lines.push(valid[i]!);
@@ -844,15 +857,21 @@ describe('property: input accounting reconciles', () => {
         if (i.events !== valid.length) fail(`events ${i.events}, expected ${valid.length}: ${counts}`, history);
         if (i.blank !== blank) fail(`blank ${i.blank}, expected ${blank}: ${counts}`, history);
         if (i.lines !== lines.length) fail(`lines ${i.lines}, expected ${lines.length}: ${counts}`, history);
+        // Each problem names the line it is about.
+        const named = i.problems.map((p) => p.line).join(',');
+        if (named !== garbageAt.join(',')) fail(`problems name lines ${named}, the garbage is on lines ${garbageAt.join(',')}`, history);
         const f = i.files[0]!;
         if (f.lines + f.expanded !== f.events + f.blank + f.ignored + f.invalid) fail(`file summary does not reconcile: ${JSON.stringify(f)}`, history);
       }),
       { seed: 99, numRuns: RUNS.accounting },
     );
-  });
+  }, TIMEOUT);
 });
 
 describe('property: input accounting reconciles (valid lines in every allowed shape)', () => {
+  // Fails today (see the report): a valid line whose extra fields hold a nested key named like a
+  // canonical one ("error":{"type":…}), or a key ending in such a name ("a\"ts"), is counted as
+  // invalid ("key … appears more than once") when read from a file or stream.
   it('a valid event line is an event whatever extra fields it carries, and big tokens as JSON numbers are exact', async () => {
     const arb = configArb('mixed').chain((cfg) => {
       const { events } = simulate(cfg);
@@ -882,7 +901,7 @@ describe('property: input accounting reconciles (valid lines in every allowed sh
       }),
       { seed: 2718, numRuns: RUNS.decorated },
     );
-  });
+  }, TIMEOUT);
 });
 
 describe('property: deterministic', () => {
@@ -895,13 +914,13 @@ describe('property: deterministic', () => {
       fc.asyncProperty(arb, async ({ events, split }) => {
         const run = () =>
           split
-            ? analyze({ streams: streamsOf(splitBySource(events)), timelines: { all: true } })
-            : analyze({ events: events.map((e) => ({ ...e })), timelines: { all: true } });
+            ? analyze({ streams: streamsOf(splitBySource(events)), timelines: { all: true }, busyWindowMs: 4000 })
+            : analyze({ events: events.map((e) => ({ ...e })), timelines: { all: true }, busyWindowMs: 4000 });
         const a = JSON.stringify(await run());
         const b = JSON.stringify(await run());
         if (a !== b) fail('two runs differ', events);
       }),
       { seed: 31337, numRuns: RUNS.deterministic },
     );
-  });
+  }, TIMEOUT);
 });

@@ -3,6 +3,8 @@ import type { ProgressInfo } from '../analyze.js';
 import { escapeTerminal } from '../report/escape.js';
 
 const EVERY_MS = 250;
+/** Nothing is shown for inputs read faster than this. */
+const AFTER_MS = 1000;
 
 export class Progress {
   private readonly start = Date.now();
@@ -11,7 +13,7 @@ export class Progress {
 
   update(p: ProgressInfo): void {
     const now = Date.now();
-    if (now - this.last < EVERY_MS) return;
+    if (now - this.start < AFTER_MS || now - this.last < EVERY_MS) return;
     this.last = now;
     const secs = Math.max(0.001, (now - this.start) / 1000);
     const mb = p.bytes / 1e6;
