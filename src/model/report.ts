@@ -68,33 +68,27 @@ export interface Problem {
   reason: string;
 }
 
-export interface FileSummary {
-  file: string;
+/** How lines were accounted for. Always: lines + expanded = events + blank + ignored + invalid. */
+export interface LineCounts {
   lines: number;
   events: number;
   blank: number;
   ignored: number;
   invalid: number;
-  /**
-   * Records beyond the first on lines that hold several (OTLP export batches); 0 otherwise.
-   * Always: lines + expanded = events + blank + ignored + invalid.
-   */
+  /** Records beyond the first on lines that hold several (OTLP export batches); 0 otherwise. */
   expanded: number;
+}
+
+export interface FileSummary extends LineCounts {
+  file: string;
   /** Set when the input could not be read to its end (unreadable, truncated gzip, …). */
   error?: string;
   /** The profile `--profile auto` chose for this input. */
   profile?: string;
 }
 
-export interface InputSummary {
+export interface InputSummary extends LineCounts {
   files: FileSummary[];
-  lines: number;
-  events: number;
-  blank: number;
-  ignored: number;
-  invalid: number;
-  /** See FileSummary.expanded. */
-  expanded: number;
   problems: Problem[];
   /** Problems counted in `invalid` but not listed, past the cap. */
   problemsOmitted: number;
