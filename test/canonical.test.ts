@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonical, numberLiteral } from '../src/profiles/canonical.js';
+import { scanTopLevelKey } from '../src/profiles/scan.js';
 import type { LockEvent } from '../src/model/event.js';
 
 function map(text: string): LockEvent | string | null {
@@ -49,14 +50,28 @@ describe('canonical profile', () => {
     expect(ev.leaseId).toBe('7587869104436101437');
   });
 
-  it('refuses to guess when the large number cannot be located unambiguously', () => {
-    const text = `{${base},"type":"write","result":"accepted","fenceToken":9007199254740993,"nested":{"fenceToken":1}}`;
-    const r = canonical.toEvent(JSON.parse(text) as Record<string, unknown>, { file: 'f', line: 1, source: 'f', text });
-    // The key written twice (here once nested) is refused outright, before any guessing.
-    expect(r).toMatch(/key "fenceToken" appears more than once/);
+  it('reads the top-level token exactly even when a nested object has the same key', () => {
+    const text = `{${base},"type":"write","result":"accepted","nested":{"fenceToken":9007199254740993,"type":"x"},"fenceToken":9007199254740993}`;
+    const ev = canonical.toEvent(JSON.parse(text) as Record<string, unknown>, { file: 'f', line: 1, source: 'f', text }) as LockEvent;
+    expect(ev.fenceToken).toBe(9007199254740993n);
+  });
+
+  it('refuses a top-level key written twice, and never guesses digits it cannot read', () => {
+    const twice = `{${base},"type":"write","result":"accepted","fenceToken":1,"fenceToken":9}`;
+    expect(canonical.toEvent(JSON.parse(twice) as Record<string, unknown>, { file: 'f', line: 1, source: 'f', text: twice })).toMatch(/key "fenceToken" appears more than once/);
+    const exp = `{${base},"type":"write","result":"accepted","fenceToken":9.007199254740993e15}`;
+    expect(canonical.toEvent(JSON.parse(exp) as Record<string, unknown>, { file: 'f', line: 1, source: 'f', text: exp })).toMatch(/log it as a decimal string/);
     // Without the raw text, it is invalid with the hint too.
-    const r2 = canonical.toEvent(JSON.parse(text) as Record<string, unknown>, { file: 'f', line: 1, source: 'f' });
-    expect(r2).toMatch(/log it as a decimal string/);
+    const big = `{${base},"type":"write","result":"accepted","fenceToken":9007199254740993}`;
+    expect(canonical.toEvent(JSON.parse(big) as Record<string, unknown>, { file: 'f', line: 1, source: 'f' })).toMatch(/log it as a decimal string/);
+  });
+
+  it('scans only the top level of the object for keys', () => {
+    expect(scanTopLevelKey('{"a":{"ts":1},"ts":2}', 'ts')).toEqual({ count: 1, number: '2' });
+    expect(scanTopLevelKey('{"ts":1, "b":[{"ts":3}], "ts" : 2 }', 'ts')).toEqual({ count: 2, number: '2' });
+    expect(scanTopLevelKey('{"x\\"ts":1,"s":"\\"ts\\":"}', 'ts')).toEqual({ count: 0 });
+    expect(scanTopLevelKey('{"t\\u0073":5}', 'ts')).toEqual({ count: 1, number: '5' });
+    expect(scanTopLevelKey('[1]', 'ts')).toBeUndefined();
   });
 
   it('numberLiteral only returns digits that parse to the same double', () => {

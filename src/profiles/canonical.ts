@@ -5,6 +5,7 @@ import { defaultObserver, defaultResult, RESULTS, type EventType, type LockEvent
 import { parseTimestamp } from '../model/time.js';
 import { parseFenceToken } from '../model/token.js';
 import type { Profile, RecordOrigin } from './types.js';
+import { scanTopLevelKey } from './scan.js';
 
 /** The validator of schema/event.schema.json, precompiled by ajv at build time (scripts/build.mjs). */
 export const validateEvent = validateEventRecord;
@@ -54,39 +55,31 @@ export const canonical: Profile = {
   },
 };
 
-const VERDICT_KEYS = ['"fenceToken"', '"result"', '"type"', '"resource"', '"ts"', '"leaseId"', '"ownerId"'];
+const VERDICT_KEYS = ['fenceToken', 'result', 'type', 'resource', 'ts', 'leaseId', 'ownerId'];
 
-/** A verdict-changing key written twice (JSON.parse would silently keep the last). */
+/** A verdict-changing top-level key written twice (JSON.parse would silently keep the last). */
 function duplicatedKey(text: string): string | undefined {
   for (const k of VERDICT_KEYS) {
-    const at = text.indexOf(k);
-    if (at !== -1 && text.indexOf(k, at + k.length) !== -1) {
-      // Count only keys (followed by a colon), not the same text inside a value.
-      const re = new RegExp(`${k}\\s*:`, 'g');
-      let n = 0;
-      while (re.exec(text) !== null) n++;
-      if (n > 1) return k.slice(1, -1);
-    }
+    const quoted = `"${k}"`;
+    const at = text.indexOf(quoted);
+    // Cheap check first: only a line holding the key's text twice is scanned.
+    if (at === -1 || text.indexOf(quoted, at + quoted.length) === -1) continue;
+    if ((scanTopLevelKey(text, k)?.count ?? 0) > 1) return k;
   }
   return undefined;
 }
 
 /**
  * Recover the exact digits of a top-level numeric field from the raw line, when JSON.parse
- * rounded it. Returns undefined unless exactly one literal for the key is found and it parses
- * to the same double (so a nested or escaped key can never be taken by mistake).
+ * rounded it. Returns undefined unless the key appears once at the top level with a plain
+ * integer literal that parses to the same double.
  */
 export function numberLiteral(text: string | undefined, key: string, parsed: number): string | undefined {
   if (text === undefined) return undefined;
-  const re = new RegExp(`"${key}"\\s*:\\s*(-?[0-9][0-9.eE+-]*)`, 'g');
-  let found: string | undefined;
-  let count = 0;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    found = m[1];
-    count++;
-  }
-  if (count !== 1 || found === undefined || !/^[0-9]+$/.test(found) || Number(found) !== parsed) return undefined;
-  return found;
+  const found = scanTopLevelKey(text, key);
+  if (found === undefined || found.count !== 1 || found.number === undefined) return undefined;
+  if (!/^[0-9]+$/.test(found.number) || Number(found.number) !== parsed) return undefined;
+  return found.number;
 }
 
 /** One-line reason from ajv's first error, phrased for a person reading a log. */
