@@ -55,16 +55,20 @@ export const canonical: Profile = {
   },
 };
 
-const VERDICT_KEYS = ['fenceToken', 'result', 'type', 'resource', 'ts', 'leaseId', 'ownerId'];
+// The keys whose duplication would most directly flip a verdict (which token, which outcome, which
+// resource). Checking every canonical key costs two string scans each on every line.
+const VERDICT_KEYS = ['fenceToken', 'result', 'resource'];
+const VERDICT_QUOTED = VERDICT_KEYS.map((k) => `"${k}"`);
 
 /** A verdict-changing top-level key written twice (JSON.parse would silently keep the last). */
 function duplicatedKey(text: string): string | undefined {
-  for (const k of VERDICT_KEYS) {
-    const quoted = `"${k}"`;
-    const at = text.indexOf(quoted);
+  for (let i = 0; i < VERDICT_QUOTED.length; i++) {
+    const quoted = VERDICT_QUOTED[i]!;
     // Cheap check first: only a line holding the key's text twice is scanned.
-    if (at === -1 || text.indexOf(quoted, at + quoted.length) === -1) continue;
-    if ((scanTopLevelKey(text, k)?.count ?? 0) > 1) return k;
+    const at = text.indexOf(quoted);
+    if (at === -1 || text.lastIndexOf(quoted) === at) continue;
+    const key = VERDICT_KEYS[i]!;
+    if ((scanTopLevelKey(text, key)?.count ?? 0) > 1) return key;
   }
   return undefined;
 }
