@@ -1,10 +1,10 @@
 /** The canonical profile: records already in stalewrite's event format v1, validated with ajv. */
 import type { ErrorObject } from 'ajv';
 import validateEventRecord from '../generated/event-validator.js';
-import { defaultObserver, defaultResult, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
+import { defaultObserver, defaultResult, RESULTS, type EventType, type Observer } from '../model/event.js';
 import { parseTimestamp } from '../model/time.js';
 import { parseFenceToken } from '../model/token.js';
-import type { Profile, RecordOrigin } from './types.js';
+import type { Profile } from './types.js';
 import { scanTopLevelKey } from './scan.js';
 
 /** The validator of schema/event.schema.json, precompiled by ajv at build time (scripts/build.mjs). */

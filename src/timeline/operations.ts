@@ -29,7 +29,7 @@ export class OperationIndex {
   private next = 0;
   private count = 0;
 
-  constructor(private readonly max = DEFAULT_MAX_OPERATIONS) {
+  constructor(max = DEFAULT_MAX_OPERATIONS) {
     this.order = new Array(Math.max(1, max));
   }
 
