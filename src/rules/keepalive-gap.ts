@@ -24,16 +24,17 @@ function check(...[event, { timeline, report }]: Parameters<Handler>): void {
   const lease = timeline.findLease(event);
   // A lease its owner released is over by choice: its renewals no longer matter.
   if (lease === undefined || lease.ttlMs === undefined || lease.gapReported || lease.endKind === 'release') return;
-  const gap = event.ts - lease.lastRenew.ts;
+  const gap = event.ts - lease.renewTs;
   if (gap <= lease.ttlMs) return;
   lease.gapReported = true;
+  const lastRenew = lease.lastRenew;
   report({
     message: `${handle(lease)} went ${formatDuration(gap)} without a successful renewal (TTL ${formatDuration(lease.ttlMs)}), then its owner acted again (${event.type}): a pause longer than the TTL`,
     evidence: [
-      ...(lease.lastRenew !== lease.grant ? [{ event: lease.grant, role: 'lease granted' }] : []),
-      { event: lease.lastRenew, role: 'last successful renewal' },
+      ...(lease.renewedSinceGrant ? [{ event: lease.grant, role: 'lease granted' }] : []),
+      { event: lastRenew, role: 'last successful renewal' },
       { event, role: `owner acted after ${formatDuration(gap)}` },
     ],
-    order: [lease.lastRenew, event],
+    order: [lastRenew, event],
   });
 }

@@ -28,7 +28,7 @@ export const overlappingLeases: Rule = {
       let certainty: Certainty = 'possible';
       let basis = 'no end was logged and no TTL is known';
       if (other.ttlMs !== undefined) {
-        const left = other.lastRenew.ts + other.ttlMs - event.ts;
+        const left = other.renewTs + other.ttlMs - event.ts;
         certainty = left > options.clockSkewMs ? 'likely' : 'possible';
         basis = `its TTL had ${Math.round(left)}ms left since its last renewal`;
       }
@@ -36,7 +36,7 @@ export const overlappingLeases: Rule = {
         message: `a lease for ${handle(event)} was granted while ${handle(other)} still held the resource (${basis})`,
         evidence: [
           { event: other.grant, role: 'live lease granted' },
-          ...(other.lastRenew !== other.grant ? [{ event: other.lastRenew, role: 'live lease last renewed' }] : []),
+          ...(other.renewedSinceGrant ? [{ event: other.lastRenew, role: 'live lease last renewed' }] : []),
           { event, role: 'second lease granted' },
         ],
         certainty,

@@ -8,19 +8,82 @@ import { Reservoir } from './stats.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
-export interface Lease {
+/**
+ * One lease on a resource. Its last renewal is kept as a few numbers and shared strings, not as
+ * the keepalive event itself: a lease renewed every second would otherwise keep replacing an
+ * event object, and the garbage would grow with the number of keepalives.
+ */
+export class Lease {
   readonly leaseId?: string;
   readonly ownerId?: string;
   readonly fenceToken?: bigint;
   readonly grant: LockEvent;
   ttlMs?: number;
-  /** The grant or the last successful keepalive. */
-  lastRenew: LockEvent;
+  /** Time of the grant or the last successful keepalive. */
+  renewTs: number;
+  private renewLine = 0;
+  private renewFile = '';
+  private renewSource = '';
+  private renewObserver: LockEvent['observer'] = 'authority';
+  private renewed = false;
   end?: LockEvent;
   endKind?: LeaseEnd;
   /** Rules that report at most once per lease. */
   gapReported?: boolean;
   equalInfoReported?: boolean;
+
+  constructor(grant: LockEvent) {
+    this.leaseId = grant.leaseId;
+    this.ownerId = grant.ownerId;
+    this.fenceToken = grant.fenceToken;
+    this.grant = grant;
+    this.ttlMs = grant.ttlMs;
+    this.renewTs = grant.ts;
+  }
+
+  /** A successful renewal: by a keepalive, or by the same grant logged again. */
+  renew(ev: LockEvent): void {
+    this.renewTs = ev.ts;
+    if (ev.ttlMs !== undefined) this.ttlMs = ev.ttlMs;
+    if (ev === this.grant) return;
+    this.renewed = true;
+    this.renewLine = ev.line;
+    this.renewFile = ev.file;
+    this.renewSource = ev.source;
+    this.renewObserver = ev.observer;
+  }
+
+  /** Forget the renewals (after the owner released the lease they are no longer evidence). */
+  forgetRenewals(): void {
+    this.renewed = false;
+    this.renewTs = this.grant.ts;
+  }
+
+  /** The grant, or the last successful keepalive rebuilt as an event (for evidence). */
+  get lastRenew(): LockEvent {
+    if (!this.renewed) return this.grant;
+    return {
+      ts: this.renewTs,
+      type: 'keepalive',
+      resource: this.grant.resource,
+      ownerId: this.ownerId,
+      leaseId: this.leaseId,
+      fenceToken: undefined,
+      ttlMs: this.ttlMs,
+      result: 'ok',
+      observer: this.renewObserver,
+      source: this.renewSource,
+      file: this.renewFile,
+      line: this.renewLine,
+      record: undefined,
+      fields: undefined,
+    };
+  }
+
+  /** Whether the last renewal was a keepalive (not the grant itself). */
+  get renewedSinceGrant(): boolean {
+    return this.renewed;
+  }
 }
 
 export interface TokenMark {
@@ -107,13 +170,13 @@ export class ResourceTimeline {
 
   /** When a lease is deemed ended without a logged end: last renewal + ttl. */
   static inferredEnd(lease: Lease): number | undefined {
-    return lease.end === undefined && lease.ttlMs !== undefined ? lease.lastRenew.ts + lease.ttlMs : undefined;
+    return lease.end === undefined && lease.ttlMs !== undefined ? lease.renewTs + lease.ttlMs : undefined;
   }
 
   /** Not ended by a logged event, and not past its ttl since the last renewal. */
   static liveAt(lease: Lease, t: number): boolean {
     if (lease.end !== undefined) return false;
-    return lease.ttlMs === undefined || t <= lease.lastRenew.ts + lease.ttlMs;
+    return lease.ttlMs === undefined || t <= lease.renewTs + lease.ttlMs;
   }
 
   /** The current holder at time t: the most recently granted lease live at t. */
@@ -222,10 +285,8 @@ export class ResourceTimeline {
       case 'keepalive': {
         const l = this.findLease(ev);
         if (l !== undefined && ev.result === 'ok' && l.end === undefined) {
-          stats?.keepaliveGapMs.add(ev.ts - l.lastRenew.ts);
-          l.lastRenew = retain(ev);
-          ResourceTimeline.share(ev, l);
-          if (ev.ttlMs !== undefined) l.ttlMs = ev.ttlMs;
+          stats?.keepaliveGapMs.add(ev.ts - l.renewTs);
+          l.renew(ev);
         }
         break;
       }
@@ -258,7 +319,7 @@ export class ResourceTimeline {
     lease.end = retain(ev);
     ResourceTimeline.share(ev, lease);
     // After its owner released it, the lease's last renewal is no longer evidence of anything.
-    if (kind === 'release' && lease.lastRenew !== lease.grant) lease.lastRenew = lease.grant;
+    if (kind === 'release') lease.forgetRenewals();
     lease.endKind = kind;
     this.busy?.stats?.holdMs.add(ev.ts - lease.grant.ts);
   }
@@ -280,12 +341,11 @@ export class ResourceTimeline {
     }
     const existing = ev.leaseId !== undefined ? this.findLease(ev) : undefined;
     if (existing !== undefined && existing.end === undefined && existing.fenceToken === token) {
-      existing.lastRenew = ev;
-      if (ev.ttlMs !== undefined) existing.ttlMs = ev.ttlMs;
+      existing.renew(ev);
       return;
     }
     if (ev.ttlMs !== undefined) this.busy?.stats?.ttlMs.add(ev.ttlMs);
-    const lease: Lease = { leaseId: ev.leaseId, ownerId: ev.ownerId, fenceToken: token, grant: ev, ttlMs: ev.ttlMs, lastRenew: ev };
+    const lease = new Lease(ev);
     this.leases.push(lease);
     // Keep every live lease and the MAX_ENDED most recent ended ones (at most MAX_LEASES in all).
     let ended = 0;
