@@ -2,10 +2,10 @@
 import { access, stat } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import { Engine, DEFAULT_CLOCK_SKEW_MS, toEvidence } from './engine.js';
-import { readLines, type LineBatch } from './ingest/lines.js';
 import { mergeByTime } from './ingest/merge.js';
 import { fileSource, InputError, reasonOf, streamSource, type InputSource } from './ingest/open.js';
-import { firstContentLine, InputStats, toEvents, type InputPolicy } from './ingest/records.js';
+import { InputStats, type InputPolicy } from './ingest/records.js';
+import { parseSource } from './ingest/parse-source.js';
 import type { LockEvent } from './model/event.js';
 import type { Finding, Problem, Readiness, Report, TimelineEvent } from './model/report.js';
 import { EventCapture } from './timeline/capture.js';
@@ -55,6 +55,7 @@ export interface AnalyzeOptions {
   onProblem?: (problem: Problem) => void;
   /** Called after each chunk of input is read. */
   onProgress?: (progress: ProgressInfo) => void;
+
 }
 
 export interface ProgressInfo {
@@ -186,32 +187,13 @@ async function* counted(chunks: AsyncIterable<Buffer>, name: string, progress: P
 
 async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, maxLineBytes: number | undefined, progress?: ProgressState): AsyncGenerator<LockEvent[]> {
   const summary = stats.addFile(input.name);
-  let lines: AsyncGenerator<LineBatch>;
-  try {
-    lines = readLines(progress === undefined ? input.open() : counted(input.open(), input.name, progress), { maxLineBytes });
-    let chosen = profile.detect === undefined ? profile : undefined;
-    for await (const batch of lines) {
-      if (chosen === undefined) {
-        const first = firstContentLine(batch);
-        chosen = first === undefined ? undefined : profile.detect!(first);
-        if (chosen === undefined) {
-          // Only blank or over-long lines so far: count them; any profile does.
-          toEvents(batch, canonical, input.name, input.name, stats, summary);
-          continue;
-        }
-        summary.profile = chosen.name;
-      }
-      const events = toEvents(batch, chosen, input.name, input.name, stats, summary);
-      if (progress !== undefined) {
-        progress.info.lines += batch.lines.length;
-        progress.report(progress.info);
-      }
-      if (events.length > 0) yield events;
+  const chunks = progress === undefined ? input.open() : counted(input.open(), input.name, progress);
+  for await (const { events, lines } of parseSource(chunks, input.name, profile, stats, summary, maxLineBytes)) {
+    if (progress !== undefined) {
+      progress.info.lines += lines;
+      progress.report(progress.info);
     }
-  } catch (err) {
-    if (!(err instanceof InputError)) throw err;
-    // The input broke off (truncated gzip, read error): keep what was read, and say so.
-    summary.error = err.message;
+    if (events.length > 0) yield events;
   }
 }
 

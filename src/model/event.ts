@@ -78,12 +78,12 @@ export function displayFields(record: Readonly<Record<string, unknown>> | undefi
  * few display fields, so what stays in memory per resource is small.
  */
 export function retain<T extends LockEvent | undefined>(ev: T): T {
-  if (ev !== undefined && ev.record !== undefined) {
-    // Writes keep their display fields (the value written shows in stories); lock events, whose
-    // extra fields are mostly messages, keep none: per-resource memory stays small.
-    ev.fields = ev.type === 'write' ? displayFields(ev.record) : undefined;
-    ev.record = undefined;
-  }
+  if (ev === undefined) return ev;
+  // Writes keep their display fields (the value written shows in stories); lock events, whose
+  // extra fields are mostly messages, keep none: per-resource memory stays small.
+  if (ev.type !== 'write') ev.fields = undefined;
+  else if (ev.record !== undefined) ev.fields = displayFields(ev.record);
+  ev.record = undefined;
   return ev;
 }
 
