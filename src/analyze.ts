@@ -4,10 +4,10 @@ import { constants } from 'node:fs';
 import { Engine, DEFAULT_CLOCK_SKEW_MS, toEvidence } from './engine.js';
 import { mergeByTime } from './ingest/merge.js';
 import { fileSource, InputError, reasonOf, streamSource, type InputSource } from './ingest/open.js';
-import { InputStats, type InputPolicy } from './ingest/records.js';
+import { count, InputStats, type InputPolicy } from './ingest/records.js';
 import { parseSource } from './ingest/parse-source.js';
 import type { LockEvent } from './model/event.js';
-import type { Finding, Problem, Readiness, Report, TimelineEvent } from './model/report.js';
+import { byReadiness, type Finding, type Problem, type Readiness, type Report, type TimelineEvent } from './model/report.js';
 import { EventCapture } from './timeline/capture.js';
 import { canonical } from './profiles/canonical.js';
 import type { Profile } from './profiles/types.js';
@@ -120,11 +120,10 @@ function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<A
       if (e.decisive && !p.decisive.includes(f.id)) p.decisive.push(f.id);
     }
   }
-  const order: Record<Readiness, number> = { violated: 0, verified: 1, untested: 2 };
   const wanted = report.resources
     .filter((r) => opts.all || opts.resources !== undefined || r.findings > 0)
     .filter((r) => opts.resources === undefined || opts.resources.includes(r.resource))
-    .sort((a, b) => order[a.readiness] - order[b.readiness] || (a.resource < b.resource ? -1 : 1));
+    .sort(byReadiness);
   const max = opts.maxResources ?? 50;
   report.timelines = [];
   for (const r of wanted.slice(0, max)) {
@@ -161,7 +160,8 @@ export function selectRules(ids: readonly string[] | undefined): readonly Rule[]
   });
 }
 
-async function checkReadable(path: string): Promise<void> {
+/** A clear InputError for a missing, unreadable or directory path, before any reading starts. */
+export async function checkReadable(path: string): Promise<void> {
   try {
     const st = await stat(path);
     if (st.isDirectory()) throw new InputError(`cannot read ${path}: it is a directory`);
@@ -204,13 +204,7 @@ async function* recordEvents(records: readonly Record<string, unknown>[], chosen
   for (let i = 0; i < records.length; i++) {
     summary.lines++;
     const r = records[i]!;
-    const ev = profile.toEvent(r, { file: 'events', line: i + 1, source: 'events' });
-    if (ev === null) summary.ignored++;
-    else if (typeof ev === 'string') stats.problem(summary, i + 1, ev);
-    else {
-      summary.events++;
-      out.push(ev);
-    }
+    count(profile.toEvent(r, { file: 'events', line: i + 1, source: 'events' }), stats, summary, i + 1, out);
   }
   yield out;
 }

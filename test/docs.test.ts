@@ -5,18 +5,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze.js';
 import { renderRules } from '../src/cli/rules.js';
+import { section as sectionOf } from '../src/cli/explain.js';
+
+const section = (md: string, heading: string): string => sectionOf(md, heading) ?? '';
 import { rules } from '../src/rules/index.js';
 import { ROOT } from './helpers/run.js';
 
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-
-function section(md: string, heading: string): string {
-  const start = md.indexOf(`\n## ${heading}\n`);
-  if (start === -1) return '';
-  const rest = md.slice(start + heading.length + 5);
-  const end = rest.search(/\n## /);
-  return end === -1 ? rest : rest.slice(0, end);
-}
 
 function ndjsonBlock(md: string): string {
   const m = /```ndjson\n([\s\S]*?)```/.exec(md);

@@ -3,8 +3,8 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { appendFile, writeFile } from 'node:fs/promises';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { analyze, type ProgressInfo } from '../analyze.js';
-import { InputError, reasonOf } from '../ingest/open.js';
+import { analyze, checkReadable, type ProgressInfo } from '../analyze.js';
+import { InputError } from '../ingest/open.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../ingest/lines.js';
 import { StrictInputError, DEFAULT_MAX_PROBLEMS } from '../ingest/records.js';
 import { DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS, DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_FINDINGS, DEFAULT_MAX_RESOURCES } from '../engine.js';
@@ -43,16 +43,6 @@ interface ProfileArgs {
   mapping?: string;
   'klog-year'?: number;
   'klog-zone'?: string;
-}
-
-async function checkInput(path: string): Promise<void> {
-  const { stat } = await import('node:fs/promises');
-  try {
-    if ((await stat(path)).isDirectory()) throw new InputError(`cannot read ${path}: it is a directory`);
-  } catch (err) {
-    if (err instanceof InputError) throw err;
-    throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
-  }
 }
 
 function profileFrom(args: ProfileArgs): Profile {
@@ -188,7 +178,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
       async (args) => {
         if (!Number.isInteger(args.lines) || args.lines < 1) throw new UsageError('--lines must be a whole number ≥ 1');
         const profile = profileFrom(args);
-        if (args.file !== '-') await checkInput(args.file);
+        if (args.file !== '-') await checkReadable(args.file);
         const { renderMap } = await import('./map.js');
         await writeOut(await renderMap(args.file, profile, args.lines, args['max-line-bytes']));
       },

@@ -145,7 +145,8 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
   return out;
 }
 
-function count(ev: LockEvent | string | null, stats: InputStats, summary: FileSummary, line: number, out: LockEvent[]): void {
+/** Count what a profile made of one record: an event, ignored, or invalid with its reason. */
+export function count(ev: LockEvent | string | null, stats: InputStats, summary: FileSummary, line: number, out: LockEvent[]): void {
   if (ev === null) summary.ignored++;
   else if (typeof ev === 'string') stats.problem(summary, line, ev);
   else {

@@ -5,6 +5,13 @@ export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
 export type Certainty = 'definite' | 'likely' | 'possible';
 export type Readiness = 'verified' | 'violated' | 'untested';
 
+/** Violated first, then verified, then untested; by resource key within each. */
+export function byReadiness(a: ResourceSummary, b: ResourceSummary): number {
+  return READINESS_ORDER[a.readiness] - READINESS_ORDER[b.readiness] || (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0);
+}
+
+const READINESS_ORDER: Record<Readiness, number> = { violated: 0, verified: 1, untested: 2 };
+
 export interface EvidenceItem {
   /** What this event proves in the finding, e.g. "newer accepted write", "late write". */
   role: string;

@@ -5,7 +5,7 @@
  * the events findings are about are ringed in red and link to the finding. Every piece of log
  * content goes through escapeHtml.
  */
-import type { Finding, Readiness, Report, ResourceTimelineView, TimelineEvent } from '../model/report.js';
+import { byReadiness, type Finding, type Report, type ResourceTimelineView, type TimelineEvent } from '../model/report.js';
 import { escapeHtml as h } from './escape.js';
 import { relative, renderStory } from './story.js';
 
@@ -36,8 +36,7 @@ export function renderHtml(report: Report): string {
 <nav><b>Index:</b> <a href="#readiness">Readiness</a> · <a href="#timelines">Timelines</a> · <a href="#findings">Findings</a> · <a href="#input">Input health</a></nav></header>`);
 
   out.push(`<section id="readiness"><h2>Readiness</h2><table><thead><tr><th>resource</th><th>readiness</th><th>highest accepted token</th><th>findings</th><th>why</th></tr></thead><tbody>`);
-  const order: Record<Readiness, number> = { violated: 0, verified: 1, untested: 2 };
-  const resources = report.resources.slice().sort((a, b) => order[a.readiness] - order[b.readiness] || (a.resource < b.resource ? -1 : 1));
+  const resources = report.resources.slice().sort(byReadiness);
   const laneIds = new Map((report.timelines ?? []).map((t, i) => [t.resource, `lane-${i + 1}`]));
   for (const r of resources.slice(0, 200)) {
     const name = laneIds.has(r.resource) ? `<a href="#${laneIds.get(r.resource)}">${h(r.resource)}</a>` : h(r.resource);

@@ -1,5 +1,5 @@
 /** A postmortem-ready Markdown report: summary, readiness, findings by rule with stories, input health. */
-import type { EvidenceItem, Finding, Readiness, Report } from '../model/report.js';
+import { byReadiness, type EvidenceItem, type Finding, type Report } from '../model/report.js';
 import { escapeMarkdown as md, escapeTerminal, markdownFence } from './escape.js';
 import { renderStory } from './story.js';
 
@@ -12,7 +12,6 @@ export interface MarkdownOptions {
   maxFindingsPerRule?: number;
 }
 
-const ORDER: Record<Readiness, number> = { violated: 0, verified: 1, untested: 2 };
 
 export function renderMarkdown(report: Report, options: MarkdownOptions = {}): string {
   const out: string[] = [];
@@ -42,7 +41,7 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
     '',
   );
   const max = options.maxResources ?? 100;
-  const sorted = report.resources.slice().sort((a, b) => ORDER[a.readiness] - ORDER[b.readiness] || (a.resource < b.resource ? -1 : 1));
+  const sorted = report.resources.slice().sort(byReadiness);
   out.push('| resource | readiness | highest accepted token | writes accepted / stale-rejected / other | findings | why |', '|---|---|---|---|---|---|');
   for (const r of sorted.slice(0, max)) {
     out.push(`| ${md(r.resource)} | **${r.readiness}** | ${r.highestAcceptedToken ?? '–'} | ${r.writes.accepted} / ${r.writes.rejectedStaleFence} / ${r.writes.rejectedOther} | ${r.findings} | ${md(r.reason)} |`);

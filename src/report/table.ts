@@ -1,6 +1,6 @@
 /** The terminal report: findings, per-resource readiness and input health, as cli-table3 tables. */
 import Table from 'cli-table3';
-import type { Finding, Readiness, Report, ResourceSummary } from '../model/report.js';
+import { byReadiness, type Finding, type Readiness, type Report, type ResourceSummary } from '../model/report.js';
 import { escapeTerminal as t } from './escape.js';
 import { renderStory } from './story.js';
 
@@ -17,7 +17,6 @@ export interface TableOptions {
   maxProblems?: number;
 }
 
-const ORDER: Record<Readiness, number> = { violated: 0, verified: 1, untested: 2 };
 
 export function renderTable(report: Report, options: TableOptions): string {
   const c = colors(options.color);
@@ -51,7 +50,7 @@ export function renderTable(report: Report, options: TableOptions): string {
   }
 
   const max = options.maxResources ?? 50;
-  const sorted = report.resources.slice().sort((a, b) => ORDER[a.readiness] - ORDER[b.readiness] || cmp(a.resource, b.resource));
+  const sorted = report.resources.slice().sort(byReadiness);
   if (sorted.length > 0) {
     const head = ['resource', 'readiness', 'highest token', 'writes\nacc/stale/other', 'why'];
     const rows = sorted.slice(0, max).map(resourceRow);
@@ -103,9 +102,6 @@ function resourceRow(r: ResourceSummary): string[] {
   return [t(r.resource), r.readiness, r.highestAcceptedToken ?? '-', `${r.writes.accepted}/${r.writes.rejectedStaleFence}/${r.writes.rejectedOther}`, r.reason];
 }
 
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
 
 interface Colors {
   bold(s: string): string;
