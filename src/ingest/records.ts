@@ -89,6 +89,7 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
   const { lines, firstLine } = batch;
   const parse = profile.parseLine;
   const expand = profile.expand;
+  const fast = profile.fastEvent;
   // One origin object per batch, updated per line (profiles read it synchronously, never keep it).
   const origin: { file: string; line: number; source: string; text: string | undefined } = { file, line: 0, source, text: undefined };
   for (let i = 0; i < lines.length; i++) {
@@ -103,7 +104,17 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
       summary.blank++;
       continue;
     }
-    const bad = batch.invalidUtf8?.has(i) ? 'bytes that are not valid UTF-8 (they would be read as U+FFFD and change ids silently)' : suspicious(text);
+    const badUtf8 = batch.invalidUtf8 !== undefined && batch.invalidUtf8.has(i);
+    if (fast !== undefined && !badUtf8) {
+      origin.line = line;
+      const ev = fast(text, origin);
+      if (ev !== undefined) {
+        summary.events++;
+        out.push(ev);
+        continue;
+      }
+    }
+    const bad = badUtf8 ? 'bytes that are not valid UTF-8 (they would be read as U+FFFD and change ids silently)' : suspicious(text);
     if (bad !== undefined) {
       stats.problem(summary, line, bad);
       continue;

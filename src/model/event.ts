@@ -49,6 +49,11 @@ export interface LockEvent {
    * is kept in per-resource state, where only `fields` stays.
    */
   record?: Readonly<Record<string, unknown>>;
+  /**
+   * The line itself, when the fast path read it without a record (see fast-canonical.ts): the
+   * record is parsed from it only when display fields are needed. Kept by retained writes.
+   */
+  text?: string;
   /** Non-canonical scalar fields of the record, clipped: what is kept for display (writes only, once retained). */
   fields?: Readonly<Record<string, unknown>>;
 }
@@ -80,16 +85,25 @@ export function displayFields(record: Readonly<Record<string, unknown>> | undefi
 export function retain<T extends LockEvent | undefined>(ev: T): T {
   if (ev === undefined) return ev;
   // Writes keep their display fields (the value written shows in stories); lock events, whose
-  // extra fields are mostly messages, keep none: per-resource memory stays small.
-  if (ev.type !== 'write') ev.fields = undefined;
-  else if (ev.record !== undefined) ev.fields = displayFields(ev.record);
+  // extra fields are mostly messages, keep none: per-resource memory stays small. A write read by
+  // the fast path keeps its line instead, parsed only if a report shows the write.
+  if (ev.type !== 'write') {
+    ev.fields = undefined;
+    ev.text = undefined;
+  } else if (ev.record !== undefined) ev.fields = displayFields(ev.record);
   ev.record = undefined;
   return ev;
 }
 
+/** The event's whole record, when it still has one (parsed from its line if need be). */
+export function recordOf(ev: LockEvent): Readonly<Record<string, unknown>> | undefined {
+  if (ev.record !== undefined) return ev.record;
+  return ev.text !== undefined ? (JSON.parse(ev.text) as Record<string, unknown>) : undefined;
+}
+
 /** Display fields of an event, retained or not. */
 export function fieldsOf(ev: LockEvent): Readonly<Record<string, unknown>> | undefined {
-  return ev.record !== undefined ? displayFields(ev.record) : ev.fields;
+  return ev.record !== undefined || ev.text !== undefined ? displayFields(recordOf(ev)) : ev.fields;
 }
 
 export function defaultObserver(type: EventType): Observer {

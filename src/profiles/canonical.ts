@@ -6,12 +6,14 @@ import { parseTimestamp } from '../model/time.js';
 import { parseFenceToken } from '../model/token.js';
 import type { Profile } from './types.js';
 import { scanTopLevelKey } from './scan.js';
+import { fastCanonicalEvent } from './fast-canonical.js';
 
 /** The validator of schema/event.schema.json, precompiled by ajv at build time (scripts/build.mjs). */
 export const validateEvent = validateEventRecord;
 
 export const canonical: Profile = {
   name: 'canonical',
+  fastEvent: fastCanonicalEvent,
   toEvent(record, origin) {
     const dup = origin.text === undefined ? undefined : duplicatedKey(origin.text);
     if (dup !== undefined) return `key "${dup}" appears more than once in the line; JSON keeps the last one, which may not be what was meant`;
@@ -50,6 +52,7 @@ export const canonical: Profile = {
       file: origin.file,
       line: origin.line,
       record,
+      text: undefined,
       fields: undefined,
     };
   },

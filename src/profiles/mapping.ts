@@ -239,6 +239,7 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
         file: origin.file,
         line: origin.line,
         record,
+        text: undefined,
         fields: undefined,
       };
     },

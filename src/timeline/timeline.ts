@@ -3,7 +3,7 @@
  * the events that set them, a window of recently granted tokens, a ring of recent events, counters.
  * Memory grows with resources, never with events.
  */
-import { retain, type LockEvent } from '../model/event.js';
+import { recordOf, retain, type LockEvent } from '../model/event.js';
 import { Reservoir } from './stats.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
@@ -76,6 +76,7 @@ export class Lease {
       file: this.renewFile,
       line: this.renewLine,
       record: undefined,
+      text: undefined,
       fields: undefined,
     };
   }
@@ -271,7 +272,7 @@ export class ResourceTimeline {
     if (ev.type === 'acquire') this.countAttempt(ev);
     const stats = this.busy?.stats;
     if (stats !== undefined) {
-      const latency = (ev.record ?? ev.fields)?.latencyMs;
+      const latency = latencyOf(ev);
       if (typeof latency === 'number' && Number.isFinite(latency)) {
         if (ev.type === 'acquire') stats.acquireLatency.add(latency);
         else if (ev.type === 'keepalive') stats.keepaliveLatency.add(latency);
@@ -402,6 +403,12 @@ export class ResourceTimeline {
         break;
     }
   }
+}
+
+/** The record's latencyMs, if any (parsed from the line only when the line mentions it). */
+function latencyOf(ev: LockEvent): unknown {
+  if (ev.record === undefined && ev.text !== undefined && !ev.text.includes('"latencyMs"')) return undefined;
+  return (recordOf(ev) ?? ev.fields)?.latencyMs;
 }
 
 function hasHandle(ev: LockEvent): boolean {

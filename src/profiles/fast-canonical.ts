@@ -1,0 +1,290 @@
+/**
+ * The fast path of the canonical profile: one pass over the line's text, without JSON.parse, the
+ * record object, the schema validator or the duplicate-key scan. It reads only the common shape
+ * (one flat object of strings, numbers and literals, no escapes) and answers `undefined` whenever
+ * it is not sure: an escape, a control character, a nested value, a canonical key written twice,
+ * a value the schema would reject, a token above 2^53 written as a number… The caller then takes
+ * the general path (JSON.parse, the schema, the exact checks), which gives the same event or the
+ * reason the line is invalid. So the fast path changes speed, never results; the property tests
+ * and the fixtures check both paths against each other.
+ *
+ * The event keeps the line's text instead of a parsed record: display fields are parsed from it
+ * only when a report needs them.
+ */
+import { defaultObserver, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
+import { parseTimestamp } from '../model/time.js';
+import type { RecordOrigin } from './types.js';
+
+/** A control character or a backslash anywhere: the general path decides. */
+const NEEDS_GENERAL = /[\u0000-\u001f\\]/;
+
+const STRING = 1;
+const NUMBER = 2;
+const LITERAL = 3;
+
+// Canonical keys, as bits of `seen`.
+const K_TS = 1;
+const K_TYPE = 2;
+const K_RESOURCE = 4;
+const K_OWNER = 8;
+const K_LEASE = 16;
+const K_OPERATION = 32;
+const K_TOKEN = 64;
+const K_TTL = 128;
+const K_RESULT = 256;
+const K_OBSERVER = 512;
+const K_SOURCE = 1024;
+
+const TYPES: readonly EventType[] = ['acquire', 'keepalive', 'expire', 'revoke', 'release', 'write'];
+const OBSERVER_NAMES: readonly Observer[] = ['authority', 'worker', 'resource'];
+
+/** Which canonical key the quoted key at [start, start+len) is (0 for any other key). */
+function keyBit(t: string, start: number, len: number): number {
+  switch (len) {
+    case 2:
+      return t.startsWith('ts', start) ? K_TS : 0;
+    case 4:
+      return t.startsWith('type', start) ? K_TYPE : 0;
+    case 5:
+      return t.startsWith('ttlMs', start) ? K_TTL : 0;
+    case 6:
+      return t.startsWith('result', start) ? K_RESULT : t.startsWith('source', start) ? K_SOURCE : 0;
+    case 7:
+      return t.startsWith('ownerId', start) ? K_OWNER : t.startsWith('leaseId', start) ? K_LEASE : 0;
+    case 8:
+      return t.startsWith('resource', start) ? K_RESOURCE : t.startsWith('observer', start) ? K_OBSERVER : 0;
+    case 10:
+      return t.startsWith('fenceToken', start) ? K_TOKEN : 0;
+    case 11:
+      return t.startsWith('operationId', start) ? K_OPERATION : 0;
+    default:
+      return 0;
+  }
+}
+
+/** End (exclusive) of a JSON number starting at i, or -1 when it is not one. */
+function numberEnd(t: string, i: number, n: number): number {
+  let c = t.charCodeAt(i);
+  if (c === 45 /* - */) c = t.charCodeAt(++i);
+  if (c === 48 /* 0 */) i++;
+  else if (c >= 49 && c <= 57) {
+    do c = t.charCodeAt(++i);
+    while (c >= 48 && c <= 57);
+  } else return -1;
+  c = t.charCodeAt(i);
+  if (c === 46 /* . */) {
+    c = t.charCodeAt(++i);
+    if (!(c >= 48 && c <= 57)) return -1;
+    do c = t.charCodeAt(++i);
+    while (c >= 48 && c <= 57);
+  }
+  if (c === 101 || c === 69 /* e E */) {
+    c = t.charCodeAt(++i);
+    if (c === 43 || c === 45) c = t.charCodeAt(++i);
+    if (!(c >= 48 && c <= 57)) return -1;
+    do c = t.charCodeAt(++i);
+    while (c >= 48 && c <= 57);
+  }
+  return i > n ? -1 : i;
+}
+
+/** [start, end) holds only ASCII digits, at least one. */
+function allDigits(t: string, start: number, end: number): boolean {
+  if (end <= start) return false;
+  for (let i = start; i < end; i++) {
+    const c = t.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
+}
+
+/** The entry of `names` equal to the text at [start, end), or undefined. */
+function oneOf<T extends string>(t: string, start: number, end: number, names: readonly T[]): T | undefined {
+  const len = end - start;
+  for (let k = 0; k < names.length; k++) {
+    const name = names[k]!;
+    if (name.length === len && t.startsWith(name, start)) return name;
+  }
+  return undefined;
+}
+
+/**
+ * The canonical event of one line, or undefined when the general path must decide (see above).
+ * Never returns a reason: an invalid line always goes the general way, for its exact message.
+ */
+export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent | undefined {
+  if (NEEDS_GENERAL.test(t)) return undefined;
+  const n = t.length;
+  let i = 0;
+  while (t.charCodeAt(i) === 32) i++;
+  if (t.charCodeAt(i) !== 123 /* { */) return undefined;
+  i++;
+  while (t.charCodeAt(i) === 32) i++;
+  if (t.charCodeAt(i) === 125) return undefined; // {}: missing fields, said by the general path
+
+  let seen = 0;
+  let tsStart = 0, tsEnd = 0, tsKind = 0;
+  let typeStart = 0, typeEnd = 0, typeKind = 0;
+  let resStart = 0, resEnd = 0, resKind = 0;
+  let ownerStart = 0, ownerEnd = 0, ownerKind = 0;
+  let leaseStart = 0, leaseEnd = 0, leaseKind = 0;
+  let opStart = 0, opEnd = 0, opKind = 0;
+  let tokStart = 0, tokEnd = 0, tokKind = 0;
+  let ttlStart = 0, ttlEnd = 0, ttlKind = 0;
+  let resultStart = 0, resultEnd = 0, resultKind = 0;
+  let obsStart = 0, obsEnd = 0, obsKind = 0;
+  let srcStart = 0, srcEnd = 0, srcKind = 0;
+
+  for (;;) {
+    if (t.charCodeAt(i) !== 34 /* " */) return undefined;
+    const keyStart = i + 1;
+    const keyEnd = t.indexOf('"', keyStart);
+    if (keyEnd === -1) return undefined;
+    i = keyEnd + 1;
+    while (t.charCodeAt(i) === 32) i++;
+    if (t.charCodeAt(i) !== 58 /* : */) return undefined;
+    i++;
+    while (t.charCodeAt(i) === 32) i++;
+    const c = t.charCodeAt(i);
+    let vs: number;
+    let ve: number;
+    let kind: number;
+    if (c === 34) {
+      vs = i + 1;
+      ve = t.indexOf('"', vs);
+      if (ve === -1) return undefined;
+      kind = STRING;
+      i = ve + 1;
+    } else if (c === 45 || (c >= 48 && c <= 57)) {
+      vs = i;
+      ve = numberEnd(t, i, n);
+      if (ve === -1) return undefined;
+      kind = NUMBER;
+      i = ve;
+    } else if (c === 116 /* t */ && t.startsWith('true', i)) {
+      vs = i;
+      ve = i += 4;
+      kind = LITERAL;
+    } else if (c === 102 /* f */ && t.startsWith('false', i)) {
+      vs = i;
+      ve = i += 5;
+      kind = LITERAL;
+    } else if (c === 110 /* n */ && t.startsWith('null', i)) {
+      vs = i;
+      ve = i += 4;
+      kind = LITERAL;
+    } else return undefined; // nested object or array, or not JSON
+
+    const bit = keyBit(t, keyStart, keyEnd - keyStart);
+    if (bit !== 0) {
+      if ((seen & bit) !== 0) return undefined; // written twice: the general path says what it means
+      seen |= bit;
+      switch (bit) {
+        case K_TS: tsStart = vs; tsEnd = ve; tsKind = kind; break;
+        case K_TYPE: typeStart = vs; typeEnd = ve; typeKind = kind; break;
+        case K_RESOURCE: resStart = vs; resEnd = ve; resKind = kind; break;
+        case K_OWNER: ownerStart = vs; ownerEnd = ve; ownerKind = kind; break;
+        case K_LEASE: leaseStart = vs; leaseEnd = ve; leaseKind = kind; break;
+        case K_OPERATION: opStart = vs; opEnd = ve; opKind = kind; break;
+        case K_TOKEN: tokStart = vs; tokEnd = ve; tokKind = kind; break;
+        case K_TTL: ttlStart = vs; ttlEnd = ve; ttlKind = kind; break;
+        case K_RESULT: resultStart = vs; resultEnd = ve; resultKind = kind; break;
+        case K_OBSERVER: obsStart = vs; obsEnd = ve; obsKind = kind; break;
+        default: srcStart = vs; srcEnd = ve; srcKind = kind; break;
+      }
+    }
+    while (t.charCodeAt(i) === 32) i++;
+    const d = t.charCodeAt(i);
+    if (d === 44 /* , */) {
+      i++;
+      while (t.charCodeAt(i) === 32) i++;
+      continue;
+    }
+    if (d !== 125 /* } */) return undefined;
+    i++;
+    break;
+  }
+  while (t.charCodeAt(i) === 32) i++;
+  if (i !== n) return undefined;
+
+  // Required fields and types, as the schema says; anything else goes the general way.
+  if (typeKind !== STRING || resKind !== STRING || resEnd === resStart) return undefined;
+  const type = oneOf(t, typeStart, typeEnd, TYPES);
+  if (type === undefined) return undefined;
+
+  let ms: number;
+  if (tsKind === STRING) {
+    const time = parseTimestamp(t.slice(tsStart, tsEnd));
+    if (!time.ok) return undefined;
+    ms = time.ms;
+  } else if (tsKind === NUMBER) {
+    const time = parseTimestamp(Number(t.slice(tsStart, tsEnd)));
+    if (!time.ok) return undefined;
+    ms = time.ms;
+  } else return undefined;
+
+  let result: string;
+  if (resultKind === 0) {
+    if (type === 'write') return undefined; // required for writes
+    result = RESULTS[type][0]!;
+  } else {
+    if (resultKind !== STRING) return undefined;
+    const r = oneOf(t, resultStart, resultEnd, RESULTS[type]);
+    if (r === undefined) return undefined;
+    result = r;
+  }
+
+  let observer: Observer;
+  if (obsKind === 0) observer = defaultObserver(type);
+  else {
+    const o = obsKind === STRING ? oneOf(t, obsStart, obsEnd, OBSERVER_NAMES) : undefined;
+    if (o === undefined) return undefined;
+    observer = o;
+  }
+
+  let fenceToken: bigint | undefined;
+  if (tokKind !== 0) {
+    // A decimal string, or a plain integer literal small enough to be exact as a double.
+    if (!allDigits(t, tokStart, tokEnd)) return undefined;
+    if (tokKind === NUMBER ? tokEnd - tokStart > 15 : tokKind !== STRING) return undefined;
+    fenceToken = BigInt(t.slice(tokStart, tokEnd));
+  }
+
+  let leaseId: string | undefined;
+  if (leaseKind === STRING) leaseId = t.slice(leaseStart, leaseEnd);
+  else if (leaseKind === NUMBER) {
+    // An integer as written (its String() is the same text), small enough to be exact.
+    const neg = t.charCodeAt(leaseStart) === 45 ? 1 : 0;
+    if (!allDigits(t, leaseStart + neg, leaseEnd) || leaseEnd - leaseStart - neg > 15) return undefined;
+    if (neg === 1 && leaseEnd - leaseStart === 2 && t.charCodeAt(leaseEnd - 1) === 48) return undefined; // -0
+    leaseId = t.slice(leaseStart, leaseEnd);
+  } else if (leaseKind !== 0) return undefined;
+
+  let ttlMs: number | undefined;
+  if (ttlKind === NUMBER) {
+    ttlMs = Number(t.slice(ttlStart, ttlEnd));
+    if (!(ttlMs >= 0) || !Number.isFinite(ttlMs)) return undefined;
+  } else if (ttlKind !== 0) return undefined;
+
+  if ((ownerKind !== 0 && ownerKind !== STRING) || (opKind !== 0 && opKind !== STRING)) return undefined;
+  if (srcKind !== 0 && (srcKind !== STRING || srcEnd === srcStart)) return undefined;
+
+  return {
+    ts: ms,
+    type,
+    resource: t.slice(resStart, resEnd),
+    ownerId: ownerKind === STRING ? t.slice(ownerStart, ownerEnd) : undefined,
+    leaseId,
+    operationId: opKind === STRING ? t.slice(opStart, opEnd) : undefined,
+    fenceToken,
+    ttlMs,
+    result,
+    observer,
+    source: srcKind === STRING ? t.slice(srcStart, srcEnd) : origin.source,
+    file: origin.file,
+    line: origin.line,
+    record: undefined,
+    text: t,
+    fields: undefined,
+  };
+}
