@@ -65,6 +65,7 @@ export class Engine {
   private readonly maxResources: number;
   private readonly ruleById: Map<string, Rule>;
   private seq = 0;
+  private lastTimeline: ResourceTimeline | undefined;
   // Reused per event to avoid a closure per event on the hot path.
   private currentRule: Rule | undefined;
   private currentTimeline: ResourceTimeline | undefined;
@@ -111,7 +112,8 @@ export class Engine {
   }
 
   push(event: LockEvent): void {
-    let timeline = this.timelines.get(event.resource);
+    // Consecutive events often name the same resource: one comparison instead of a map lookup.
+    let timeline = this.lastTimeline !== undefined && this.lastTimeline.resource === event.resource ? this.lastTimeline : this.timelines.get(event.resource);
     if (timeline === undefined) {
       if (this.timelines.size >= this.maxResources) {
         this.untrackedEvents++;
@@ -124,6 +126,7 @@ export class Engine {
       // Share one copy of the key among all events kept for this resource.
       event.resource = timeline.resource;
     }
+    this.lastTimeline = timeline;
     const list = this.handlers.get(event.type);
     if (list !== undefined) {
       this.currentTimeline = timeline;

@@ -141,7 +141,14 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
     origin.line = line;
     origin.text = text;
     if (expand === undefined) {
-      count(profile.toEvent(record as Record<string, unknown>, origin), stats, summary, line, out);
+      const ev = profile.toEvent(record as Record<string, unknown>, origin);
+      // A record parsed from JSON is its line again: keep the line, which is parsed back only if
+      // a report shows the event's other fields (kept writes hold less, and nothing is copied now).
+      if (parse === undefined && ev !== null && typeof ev === 'object' && ev.record === record) {
+        ev.record = undefined;
+        ev.text = text;
+      }
+      count(ev, stats, summary, line, out);
       continue;
     }
     const records = expand(record as Record<string, unknown>);

@@ -13,31 +13,46 @@ let cachedPrefix = '';
 let cachedPrefixMs = 0;
 
 function fastRfc3339(s: string): number | undefined {
+  return fastRfc3339In(s, 0, s.length);
+}
+
+/**
+ * The fast path on the text t[start, end), without slicing it (the canonical fast path reads
+ * timestamps in place). Undefined when the general parse must decide.
+ */
+function fastRfc3339In(s: string, start: number, end: number): number | undefined {
   // YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)
-  const n = s.length;
-  if (n < 20 || s.charCodeAt(10) !== 84 /* T */ || s.charCodeAt(16) !== 58 || s.charCodeAt(13) !== 58) return undefined;
-  const prefix = s.slice(0, 16);
-  if (prefix !== cachedPrefix) return undefined;
-  const s1 = s.charCodeAt(17) - 48;
-  const s2 = s.charCodeAt(18) - 48;
+  if (end - start < 20 || s.charCodeAt(start + 10) !== 84 /* T */ || s.charCodeAt(start + 16) !== 58 || s.charCodeAt(start + 13) !== 58) return undefined;
+  if (cachedPrefix.length !== 16 || !s.startsWith(cachedPrefix, start)) return undefined;
+  const s1 = s.charCodeAt(start + 17) - 48;
+  const s2 = s.charCodeAt(start + 18) - 48;
   if (s1 < 0 || s1 > 5 || s2 < 0 || s2 > 9) return undefined;
-  let i = 19;
+  let i = start + 19;
   let frac = 0;
   if (s.charCodeAt(i) === 46 /* . */) {
     let scale = 100;
     i++;
-    const start = i;
-    while (i < n) {
+    const first = i;
+    while (i < end) {
       const d = s.charCodeAt(i) - 48;
       if (d < 0 || d > 9) break;
       frac += d * scale;
       scale /= 10;
       i++;
     }
-    if (i === start) return undefined;
+    if (i === first) return undefined;
   }
-  if (i !== n - 1 || (s.charCodeAt(i) !== 90 /* Z */ && s.charCodeAt(i) !== 122)) return undefined;
+  if (i !== end - 1 || (s.charCodeAt(i) !== 90 /* Z */ && s.charCodeAt(i) !== 122)) return undefined;
   return cachedPrefixMs + (s1 * 10 + s2) * 1000 + frac;
+}
+
+/**
+ * Epoch ms of the RFC 3339 timestamp at t[start, end) when the cached fast path reads it and it
+ * is within range; undefined otherwise (then slice it and call parseTimestamp, which explains).
+ */
+export function fastTimestampIn(t: string, start: number, end: number): number | undefined {
+  const ms = fastRfc3339In(t, start, end);
+  return ms !== undefined && ms >= MIN_TS_MS && ms < MAX_TS_MS ? ms : undefined;
 }
 
 /** Timestamps outside 1970–2200 are taken as damage (a zeroed clock, a unit mix-up), not as times. */

@@ -12,7 +12,7 @@
  * only when a report needs them.
  */
 import { defaultObserver, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
-import { parseTimestamp } from '../model/time.js';
+import { fastTimestampIn, parseTimestamp } from '../model/time.js';
 import type { RecordOrigin } from './types.js';
 
 /** A control character or a backslash anywhere: the general path decides. */
@@ -106,6 +106,18 @@ function oneOf<T extends string>(t: string, start: number, end: number, names: r
     if (name.length === len && t.startsWith(name, start)) return name;
   }
   return undefined;
+}
+
+// The last value read of a few fields: consecutive lines often repeat them, and one shared string
+// is both less garbage and a hash already computed for the engine's map lookups.
+let lastResource = '';
+let lastOwner = '';
+let lastLease = '';
+let lastSource = '';
+
+/** The text t[start, end): `last` itself when equal, else a new slice. */
+function recent(t: string, start: number, end: number, last: string): string {
+  return last.length === end - start && t.startsWith(last, start) ? last : t.slice(start, end);
 }
 
 /**
@@ -214,9 +226,13 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
 
   let ms: number;
   if (tsKind === STRING) {
-    const time = parseTimestamp(t.slice(tsStart, tsEnd));
-    if (!time.ok) return undefined;
-    ms = time.ms;
+    const fast = fastTimestampIn(t, tsStart, tsEnd);
+    if (fast !== undefined) ms = fast;
+    else {
+      const time = parseTimestamp(t.slice(tsStart, tsEnd));
+      if (!time.ok) return undefined;
+      ms = time.ms;
+    }
   } else if (tsKind === NUMBER) {
     const time = parseTimestamp(Number(t.slice(tsStart, tsEnd)));
     if (!time.ok) return undefined;
@@ -251,7 +267,7 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
   }
 
   let leaseId: string | undefined;
-  if (leaseKind === STRING) leaseId = t.slice(leaseStart, leaseEnd);
+  if (leaseKind === STRING) leaseId = lastLease = recent(t, leaseStart, leaseEnd, lastLease);
   else if (leaseKind === NUMBER) {
     // An integer as written (its String() is the same text), small enough to be exact.
     const neg = t.charCodeAt(leaseStart) === 45 ? 1 : 0;
@@ -272,15 +288,15 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
   return {
     ts: ms,
     type,
-    resource: t.slice(resStart, resEnd),
-    ownerId: ownerKind === STRING ? t.slice(ownerStart, ownerEnd) : undefined,
+    resource: (lastResource = recent(t, resStart, resEnd, lastResource)),
+    ownerId: ownerKind === STRING ? (lastOwner = recent(t, ownerStart, ownerEnd, lastOwner)) : undefined,
     leaseId,
     operationId: opKind === STRING ? t.slice(opStart, opEnd) : undefined,
     fenceToken,
     ttlMs,
     result,
     observer,
-    source: srcKind === STRING ? t.slice(srcStart, srcEnd) : origin.source,
+    source: srcKind === STRING ? (lastSource = recent(t, srcStart, srcEnd, lastSource)) : origin.source,
     file: origin.file,
     line: origin.line,
     record: undefined,

@@ -98,8 +98,8 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
   const where = (p: string) => `mapping ${name}: ${p}`;
 
   const getters = new Map<string, Getter>();
-  for (const [field, paths] of Object.entries(DEFAULT_FIELDS)) getters.set(field, firstOf(paths));
-  for (const [field, paths] of Object.entries(m.fields ?? {})) getters.set(field, firstOf(typeof paths === 'string' ? [paths] : paths));
+  for (const [field, paths] of Object.entries(DEFAULT_FIELDS)) getters.set(field, memo(firstOf(paths)));
+  for (const [field, paths] of Object.entries(m.fields ?? {})) getters.set(field, memo(firstOf(typeof paths === 'string' ? [paths] : paths)));
   const get = (field: string) => getters.get(field)!;
 
   const rules: CompiledRule[] = m.match.map((rule, i) => {
@@ -248,7 +248,11 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
 
 /** The value at a dot path, through own properties only; a key that itself holds dots is tried whole first. */
 export function pathGetter(path: string): Getter {
-  if (!path.includes('.')) return (r) => own(r, path);
+  if (!path.includes('.')) {
+    // A key Object.prototype lacks is own or absent on a parsed record: read it directly.
+    if (!(path in Object.prototype)) return (r) => r[path];
+    return (r) => own(r, path);
+  }
   const parts = path.split('.');
   return (r) => {
     const whole = own(r, path);
@@ -264,6 +268,22 @@ export function pathGetter(path: string): Getter {
 
 function own(o: Record<string, unknown>, key: string): unknown {
   return Object.prototype.hasOwnProperty.call(o, key) ? o[key] : undefined;
+}
+
+/**
+ * A canonical field's getter remembers its last record: rules test '@type' or '@message' again
+ * and again on the same record, and toEvent reads the fields once more.
+ */
+function memo(get: Getter): Getter {
+  let last: Record<string, unknown> | undefined;
+  let value: unknown;
+  return (r) => {
+    if (r !== last) {
+      value = get(r);
+      last = r;
+    }
+    return value;
+  };
 }
 
 /** The first candidate path whose value is present (not undefined, null or ""). */

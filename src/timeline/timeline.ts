@@ -87,9 +87,10 @@ export class Lease {
   }
 }
 
+/** A token with the event that set it. Updated in place (one object per resource, not per event): read it, don't keep it. */
 export interface TokenMark {
-  readonly token: bigint;
-  readonly event: LockEvent;
+  token: bigint;
+  event: LockEvent;
 }
 
 /** How a write's token relates to what the resource has already accepted. */
@@ -330,7 +331,12 @@ export class ResourceTimeline {
     const token = ev.fenceToken;
     if (token !== undefined) {
       this.grants++;
-      if (this.highestGranted === undefined || token > this.highestGranted.token) this.highestGranted = { token, event: ev };
+      const hg = this.highestGranted;
+      if (hg === undefined) this.highestGranted = { token, event: ev };
+      else if (token > hg.token) {
+        hg.token = token;
+        hg.event = ev;
+      }
       const granted = (this.grantedTokens ??= []);
       if (!granted.includes(token)) {
         granted.push(token);
@@ -391,7 +397,12 @@ export class ResourceTimeline {
         else if (staleness === 'fresh') {
           const lease = this.findLease(ev);
           if (lease !== undefined) ResourceTimeline.share(ev, lease);
-          this.highest = { token: ev.fenceToken!, event: retain(ev) };
+          retain(ev);
+          if (this.highest === undefined) this.highest = { token: ev.fenceToken!, event: ev };
+          else {
+            this.highest.token = ev.fenceToken!;
+            this.highest.event = ev;
+          }
         }
         break;
       case 'rejected-stale-fence':
