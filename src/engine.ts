@@ -281,7 +281,7 @@ function summarise(t: ResourceTimeline): ResourceSummary {
     resource: t.resource,
     readiness,
     reason,
-    highestAcceptedToken: t.highest === undefined ? null : t.highest.token.toString(),
+    highestAcceptedToken: t.highest === undefined ? null : t.highest.fenceToken!.toString(),
     events: t.events,
     writes: {
       accepted: t.accepted,

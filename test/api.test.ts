@@ -198,7 +198,7 @@ describe('bounded state', () => {
     expect(new Set(engine.findings.map((f) => f.certainty))).toEqual(new Set(['possible']));
     expect(t.grantedTokens!.length).toBeLessThanOrEqual(64);
     expect(t.leases.filter((l) => l.end !== undefined).length).toBeLessThanOrEqual(3);
-    expect(t.highest!.token).toBe(49999n);
+    expect(t.highest!.fenceToken).toBe(49999n);
   });
 
   it('the canonical profile output does not keep the raw line', () => {

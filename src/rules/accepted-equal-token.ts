@@ -18,7 +18,7 @@ export const acceptedEqualToken: Rule = {
       if (event.result !== 'accepted' || !timeline.isDecision(event)) return;
       const s = timeline.staleness(event);
       if (s !== 'equal-other-handle' && s !== 'equal-same-handle') return;
-      const setter = timeline.highest!.event;
+      const setter = timeline.highest!;
       const token = formatToken(event.fenceToken);
       if (s === 'equal-other-handle') {
         report({

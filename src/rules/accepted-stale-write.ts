@@ -17,7 +17,7 @@ export const acceptedStaleWrite: Rule = {
     write(event, { timeline, report }) {
       if (event.result !== 'accepted' || !timeline.isDecision(event)) return;
       if (timeline.staleness(event) !== 'stale') return;
-      const newer = timeline.highest!.event;
+      const newer = timeline.highest!;
       // The story: the late writer's hold and its end, the newer hold, then the two writes.
       const evidence: EvidenceRef[] = [];
       const own = timeline.findLease(event);

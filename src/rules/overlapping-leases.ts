@@ -18,8 +18,7 @@ export const overlappingLeases: Rule = {
     acquire(event, { timeline, report, options }) {
       if (event.result !== 'granted') return;
       let other: Lease | undefined;
-      for (let i = timeline.leases.length - 1; i >= 0; i--) {
-        const l = timeline.leases[i]!;
+      for (let l = timeline.newest; l !== undefined; l = l.older) {
         if (isSameLease(l, event) || !ResourceTimeline.liveAt(l, event.ts)) continue;
         other = l;
         break;

@@ -21,9 +21,9 @@ export const staleNotExplicit: Rule = {
       if (s !== 'stale' && s !== 'equal-other-handle') return;
       const highest = timeline.highest!;
       report({
-        message: `${who(event)}'s write with stale token ${formatToken(event.fenceToken)} (highest accepted ${formatToken(highest.token)}) got "${event.result}", not an explicit rejected-stale-fence`,
+        message: `${who(event)}'s write with stale token ${formatToken(event.fenceToken)} (highest accepted ${formatToken(highest.fenceToken)}) got "${event.result}", not an explicit rejected-stale-fence`,
         evidence: [
-          { event: highest.event, role: 'newer accepted write' },
+          { event: highest, role: 'newer accepted write' },
           { event, role: `stale write answered "${event.result}"` },
         ],
         certainty: 'definite',

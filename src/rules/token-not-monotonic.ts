@@ -16,11 +16,11 @@ export const tokenNotMonotonic: Rule = {
     acquire(event, { timeline, report }) {
       if (event.result !== 'granted' || event.fenceToken === undefined) return;
       const prev = timeline.highestGranted;
-      if (prev === undefined || event.fenceToken > prev.token) return;
-      const same = prev.event;
-      if (event.leaseId !== undefined && event.leaseId === same.leaseId && event.fenceToken === prev.token) return; // the same grant logged again
+      if (prev === undefined || event.fenceToken > prev.fenceToken!) return;
+      const same = prev;
+      if (event.leaseId !== undefined && event.leaseId === same.leaseId && event.fenceToken === prev.fenceToken) return; // the same grant logged again
       report({
-        message: `the authority granted token ${formatToken(event.fenceToken)} to ${event.ownerId ?? 'a holder'} after it had granted token ${formatToken(prev.token)} to ${same.ownerId ?? 'a holder'}`,
+        message: `the authority granted token ${formatToken(event.fenceToken)} to ${event.ownerId ?? 'a holder'} after it had granted token ${formatToken(prev.fenceToken)} to ${same.ownerId ?? 'a holder'}`,
         evidence: [
           { event: same, role: 'higher token granted earlier' },
           { event, role: 'token not above it granted later' },

@@ -50,9 +50,9 @@ function flush(context: RuleContext, now: number): void {
 function judge(context: RuleContext, write: LockEvent): void {
   const t: ResourceTimeline = context.timeline;
   if (t.grantStatus(write.fenceToken!) !== 'never') return;
-  const granted = t.highestGranted!.event;
+  const granted = t.highestGranted!;
   context.report({
-    message: `${who(write)} wrote with token ${formatToken(write.fenceToken)}, which the authority never granted for this resource (highest granted: ${formatToken(t.highestGranted!.token)})`,
+    message: `${who(write)} wrote with token ${formatToken(write.fenceToken)}, which the authority never granted for this resource (highest granted: ${formatToken(t.highestGranted!.fenceToken)})`,
     evidence: [
       { event: granted, role: 'highest token the authority granted' },
       { event: write, role: 'write accepted with an ungranted token' },

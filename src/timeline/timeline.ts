@@ -28,6 +28,8 @@ export class Lease {
   private renewed = false;
   end?: LockEvent;
   endKind?: LeaseEnd;
+  /** The lease granted before this one on the resource (a list, newest first: no array per resource). */
+  older: Lease | undefined = undefined;
   /** Rules that report at most once per lease. */
   gapReported?: boolean;
   equalInfoReported?: boolean;
@@ -87,12 +89,6 @@ export class Lease {
   }
 }
 
-/** A token with the event that set it. Updated in place (one object per resource, not per event): read it, don't keep it. */
-export interface TokenMark {
-  token: bigint;
-  event: LockEvent;
-}
-
 /** How a write's token relates to what the resource has already accepted. */
 export type Staleness = 'fresh' | 'stale' | 'equal-same-handle' | 'equal-other-handle' | 'untokened';
 
@@ -130,14 +126,19 @@ const EMPTY_RING: (LockEvent | undefined)[] = [];
 
 export class ResourceTimeline {
   readonly resource: string;
-  /** Oldest first; bounded by MAX_LEASES. */
-  readonly leases: Lease[] = [];
-  /** Highest token the resource accepted, with the write that set it. */
-  highest: TokenMark | undefined;
-  /** Highest token the authority granted, with the grant. */
-  highestGranted: TokenMark | undefined;
-  /** The last GRANTED_WINDOW granted tokens, oldest first (allocated at the first grant). */
+  /** The most recently granted lease; older ones follow `older`. At most MAX_LEASES in all. */
+  newest: Lease | undefined;
+  /** The write that set the highest token the resource accepted (its fenceToken is that token). */
+  highest: LockEvent | undefined;
+  /** The grant of the highest token the authority granted (its fenceToken is that token). */
+  highestGranted: LockEvent | undefined;
+  /**
+   * The last GRANTED_WINDOW distinct granted tokens: the first `grantedCount` slots, a ring once
+   * full. Allocated at the first grant, and grown by doubling (a resource granted twice keeps 4 slots).
+   */
   grantedTokens: bigint[] | undefined;
+  grantedCount = 0;
+  private grantedNext = 0;
   grants = 0;
   /** The resource itself logs its write decisions (some write has observer "resource"). */
   resourceLogsWrites = false;
@@ -181,12 +182,16 @@ export class ResourceTimeline {
     return lease.ttlMs === undefined || t <= lease.renewTs + lease.ttlMs;
   }
 
+  /** The leases kept, oldest first (a copy, for inspection; the engine walks `newest`/`older`). */
+  get leases(): Lease[] {
+    const out: Lease[] = [];
+    for (let l = this.newest; l !== undefined; l = l.older) out.unshift(l);
+    return out;
+  }
+
   /** The current holder at time t: the most recently granted lease live at t. */
   holder(t: number): Lease | undefined {
-    for (let i = this.leases.length - 1; i >= 0; i--) {
-      const l = this.leases[i]!;
-      if (ResourceTimeline.liveAt(l, t)) return l;
-    }
+    for (let l = this.newest; l !== undefined; l = l.older) if (ResourceTimeline.liveAt(l, t)) return l;
     return undefined;
   }
 
@@ -194,15 +199,15 @@ export class ResourceTimeline {
   findLease(ev: LockEvent): Lease | undefined {
     const { leaseId, fenceToken, ownerId } = ev;
     if (leaseId !== undefined) {
-      for (let i = this.leases.length - 1; i >= 0; i--) if (this.leases[i]!.leaseId === leaseId) return this.leases[i];
+      for (let l = this.newest; l !== undefined; l = l.older) if (l.leaseId === leaseId) return l;
       return undefined;
     }
     if (fenceToken !== undefined) {
-      for (let i = this.leases.length - 1; i >= 0; i--) if (this.leases[i]!.fenceToken === fenceToken) return this.leases[i];
+      for (let l = this.newest; l !== undefined; l = l.older) if (l.fenceToken === fenceToken) return l;
       return undefined;
     }
     if (ownerId !== undefined) {
-      for (let i = this.leases.length - 1; i >= 0; i--) if (this.leases[i]!.ownerId === ownerId) return this.leases[i];
+      for (let l = this.newest; l !== undefined; l = l.older) if (l.ownerId === ownerId) return l;
     }
     return undefined;
   }
@@ -216,10 +221,10 @@ export class ResourceTimeline {
     const token = write.fenceToken;
     if (token === undefined) return 'untokened';
     const h = this.highest;
-    if (h === undefined || token > h.token) return 'fresh';
-    if (token < h.token) return 'stale';
+    if (h === undefined || token > h.fenceToken!) return 'fresh';
+    if (token < h.fenceToken!) return 'stale';
     // Equal tokens: the token cannot tell the holders apart, so compare the lease, else the owner.
-    return sameHolder(write, h.event) === false ? 'equal-other-handle' : 'equal-same-handle';
+    return sameHolder(write, h) === false ? 'equal-other-handle' : 'equal-same-handle';
   }
 
   /**
@@ -238,10 +243,11 @@ export class ResourceTimeline {
   grantStatus(token: bigint): 'granted' | 'never' | 'unknown' {
     const granted = this.grantedTokens;
     if (this.grants === 0 || granted === undefined) return 'unknown';
-    if (granted.includes(token)) return 'granted';
-    if (token > this.highestGranted!.token) return 'never';
+    const n = this.grantedCount;
+    for (let i = 0; i < n; i++) if (granted[i] === token) return 'granted';
+    if (token > this.highestGranted!.fenceToken!) return 'never';
     let min = granted[0]!;
-    for (const t of granted) if (t < min) min = t;
+    for (let i = 1; i < n; i++) if (granted[i]! < min) min = granted[i]!;
     return token > min ? 'never' : 'unknown';
   }
 
@@ -331,17 +337,8 @@ export class ResourceTimeline {
     const token = ev.fenceToken;
     if (token !== undefined) {
       this.grants++;
-      const hg = this.highestGranted;
-      if (hg === undefined) this.highestGranted = { token, event: ev };
-      else if (token > hg.token) {
-        hg.token = token;
-        hg.event = ev;
-      }
-      const granted = (this.grantedTokens ??= []);
-      if (!granted.includes(token)) {
-        granted.push(token);
-        if (granted.length > GRANTED_WINDOW) granted.shift();
-      }
+      if (this.highestGranted === undefined || token > this.highestGranted.fenceToken!) this.highestGranted = ev;
+      this.rememberGrant(token);
       // A grant cancels pending unknown-token judgements for the same token.
       const pending = this.pendingUnknown;
       if (pending !== undefined) for (let i = pending.length - 1; i >= 0; i--) if (pending[i]!.fenceToken === token) pending.splice(i, 1);
@@ -353,13 +350,44 @@ export class ResourceTimeline {
     }
     if (ev.ttlMs !== undefined) this.busy?.stats?.ttlMs.add(ev.ttlMs);
     const lease = new Lease(ev);
-    this.leases.push(lease);
-    // Keep every live lease and the MAX_ENDED most recent ended ones (at most MAX_LEASES in all).
+    lease.older = this.newest;
+    this.newest = lease;
+    // Keep every live lease and the MAX_ENDED most recent ended ones, the newest MAX_LEASES at most.
     let ended = 0;
-    for (let i = this.leases.length - 1; i >= 0; i--) {
-      if (this.leases[i]!.end !== undefined && ++ended > MAX_ENDED) this.leases.splice(i, 1);
+    let kept = 1;
+    let prev = lease;
+    for (let l = lease.older; l !== undefined; ) {
+      const next: Lease | undefined = l.older;
+      if (kept >= MAX_LEASES || (l.end !== undefined && ++ended > MAX_ENDED)) {
+        prev.older = next;
+        l.older = undefined;
+      } else {
+        kept++;
+        prev = l;
+      }
+      l = next;
     }
-    if (this.leases.length > MAX_LEASES) this.leases.splice(0, this.leases.length - MAX_LEASES);
+  }
+
+  /** Add a granted token to the window, unless it is there already. */
+  private rememberGrant(token: bigint): void {
+    let g = this.grantedTokens;
+    const n = this.grantedCount;
+    if (g !== undefined) for (let i = 0; i < n; i++) if (g[i] === token) return;
+    if (g === undefined) g = this.grantedTokens = new Array<bigint>(4);
+    else if (n === g.length && n < GRANTED_WINDOW) {
+      const bigger = new Array<bigint>(Math.min(GRANTED_WINDOW, n * 2));
+      for (let i = 0; i < n; i++) bigger[i] = g[i]!;
+      g = this.grantedTokens = bigger;
+    }
+    if (n < g.length) {
+      g[n] = token;
+      this.grantedCount = n + 1;
+    } else {
+      // The window is full: replace the oldest.
+      g[this.grantedNext] = token;
+      this.grantedNext = (this.grantedNext + 1) % g.length;
+    }
   }
 
   private countAttempt(ev: LockEvent): void {
@@ -397,12 +425,7 @@ export class ResourceTimeline {
         else if (staleness === 'fresh') {
           const lease = this.findLease(ev);
           if (lease !== undefined) ResourceTimeline.share(ev, lease);
-          retain(ev);
-          if (this.highest === undefined) this.highest = { token: ev.fenceToken!, event: ev };
-          else {
-            this.highest.token = ev.fenceToken!;
-            this.highest.event = ev;
-          }
+          this.highest = retain(ev);
         }
         break;
       case 'rejected-stale-fence':
