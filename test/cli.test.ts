@@ -30,6 +30,20 @@ describe('stalewrite analyze', () => {
     expect(report.summary.verdict).toBe('violated');
   });
 
+  it('says why it cannot write -o, exits 2, and leaves an earlier report alone when the input is bad', async () => {
+    for (const format of ['json', 'ndjson', 'markdown']) {
+      const r = await runCli(['analyze', '-f', format, '-o', join(tmp(), 'no', 'such', 'dir', 'r.json'), unsafe]);
+      expect(r.code, format).toBe(2);
+      expect(r.stderr).toMatch(/cannot write .*r\.json: its directory does not exist/);
+      expect(r.stderr).not.toMatch(/\bat .*\.js:\d+/);
+    }
+    const out = join(tmp(), 'r.json');
+    writeFileSync(out, 'earlier report');
+    const r = await runCli(['analyze', '-o', out, 'fixtures/no-such-input.ndjson']);
+    expect(r.code).toBe(2);
+    expect(readFileSync(out, 'utf8')).toBe('earlier report');
+  });
+
   it('exits 0 on the safe resource and says verified', async () => {
     const r = await runCli(['analyze', safe]);
     expect(r.code).toBe(0);

@@ -6,6 +6,8 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze.js';
 import { renderGithub } from '../src/report/github.js';
+import { renderJsonChunks } from '../src/report/json.js';
+import { renderStory } from '../src/report/story.js';
 import { renderJunit } from '../src/report/junit.js';
 import { renderMarkdown } from '../src/report/markdown.js';
 import { BIN, FIXTURES, ROOT, runCli } from './helpers/run.js';
@@ -31,6 +33,27 @@ async function hostileReport() {
   writeFileSync(f, hostileLog());
   return analyze({ files: [f], timelines: { all: true } });
 }
+
+describe('json', () => {
+  it('is written in pieces that join to exactly JSON.stringify of the report', async () => {
+    for (const name of ['article-unsafe.ndjson', 'article-safe.ndjson', 'invalid-lines.ndjson', 'mixed-incidents.ndjson']) {
+      for (const timelines of [undefined, { all: true }]) {
+        const report = await analyze({ files: [fixture(name)], timelines });
+        const want = JSON.stringify({ ...report, findings: report.findings.map((f) => ({ ...f, story: renderStory(f) })) }, null, 2) + '\n';
+        expect([...renderJsonChunks(report)].join(''), name).toBe(want);
+      }
+    }
+    // Many resources: several pieces, none much over 64 KiB.
+    const lines = Array.from({ length: 3000 }, (_, i) => JSON.stringify({ ts: 1772359200000 + i, type: 'write', resource: `r${i}`, result: 'accepted', fenceToken: 1 }));
+    const dir = tmp();
+    writeFileSync(join(dir, 'many.ndjson'), lines.join('\n') + '\n');
+    const report = await analyze({ files: [join(dir, 'many.ndjson')] });
+    const pieces = [...renderJsonChunks(report)];
+    expect(pieces.length).toBeGreaterThan(5);
+    expect(Math.max(...pieces.map((p) => p.length))).toBeLessThan(70 * 1024);
+    expect(JSON.parse(pieces.join('')).resources).toHaveLength(3000);
+  });
+});
 
 describe('markdown', () => {
   it('has the summary, readiness, findings with stories, and input health', async () => {

@@ -1,10 +1,10 @@
 /** The command line. Thin: parse options, call the library, write the report, set the exit code. */
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { appendFile, writeFile } from 'node:fs/promises';
+import { appendFile } from 'node:fs/promises';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { analyze, checkReadable, type ProgressInfo } from '../analyze.js';
-import { InputError } from '../ingest/open.js';
+import { InputError, reasonOf } from '../ingest/open.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../ingest/lines.js';
 import { StrictInputError, DEFAULT_MAX_PROBLEMS } from '../ingest/records.js';
 import { DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS, DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_FINDINGS, DEFAULT_MAX_RESOURCES } from '../engine.js';
@@ -29,6 +29,8 @@ const FORMATS = ['table', 'json', 'markdown', 'html', 'junit', 'github', 'ndjson
 const FAIL_ON = ['error', 'warning', 'info', 'none'] as const;
 
 class UsageError extends Error {}
+/** The report could not be written (exit 2, like an unreadable input). */
+class OutputError extends Error {}
 
 /** Options that choose how records become events; shared by analyze, timeline and map. */
 const PROFILE_OPTIONS = {
@@ -201,7 +203,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
   try {
     await cli.parseAsync();
   } catch (err) {
-    if (err instanceof InputError || err instanceof StrictInputError || err instanceof UsageError || err instanceof UnknownRuleError || err instanceof MappingError) {
+    if (err instanceof InputError || err instanceof OutputError || err instanceof StrictInputError || err instanceof UsageError || err instanceof UnknownRuleError || err instanceof MappingError) {
       process.stderr.write(`stalewrite: ${escapeTerminal(err.message)}\n`);
       process.exitCode = EXIT_USAGE;
       return;
@@ -247,8 +249,8 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   const format = args.format ?? (args.output === undefined && process.stdout.isTTY ? 'table' : 'json');
 
   const policy: FailPolicy = { failOn: args['fail-on'], includePossible: args['include-possible'] };
-  // Live output: findings are written as they are detected.
-  const sink = format === 'ndjson' ? openSink(args.output) : undefined;
+  // Live output: findings are written as they are detected, so the output is opened first.
+  const sink = format === 'ndjson' ? await openSink(args.output) : undefined;
   const showProgress = args.progress ?? (process.stderr.isTTY === true && !process.env.CI);
   const progress = showProgress ? new Progress() : undefined;
 
@@ -293,9 +295,16 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
     await sink.close();
   } else {
     const toTerminal = args.output === undefined && process.stdout.isTTY === true;
-    const text = await render(format as Exclude<typeof format, 'ndjson'>, report, policy, { color: color && args.output === undefined, width: toTerminal ? process.stdout.columns : undefined });
-    if (args.output !== undefined) await writeFile(args.output, text);
-    else await writeOut(text);
+    // Opened only now: when the analysis fails, an earlier report at that path is left alone.
+    const out = await openSink(args.output);
+    if (format === 'json') {
+      // Written in pieces: a report of many resources is never one big string.
+      const { renderJsonChunks } = await import('../report/json.js');
+      for (const chunk of renderJsonChunks(report)) await out.write(chunk);
+    } else {
+      await out.write(await render(format as Exclude<typeof format, 'ndjson' | 'json'>, report, policy, { color: color && args.output === undefined, width: toTerminal ? process.stdout.columns : undefined }));
+    }
+    await out.close();
     if (format === 'github' && process.env.GITHUB_STEP_SUMMARY) {
       const { renderMarkdown } = await import('../report/markdown.js');
       await appendFile(process.env.GITHUB_STEP_SUMMARY, renderMarkdown(report) + '\n');
@@ -310,10 +319,8 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
 }
 
 /** Reporters are loaded only when asked for, to keep start-up short. */
-async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }): Promise<string> {
+async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson' | 'json'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }): Promise<string> {
   switch (format) {
-    case 'json':
-      return (await import('../report/json.js')).renderJson(report);
     case 'markdown':
       return (await import('../report/markdown.js')).renderMarkdown(report);
     case 'html':
@@ -328,15 +335,35 @@ async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, repor
 }
 
 interface Sink {
-  write(text: string): void;
+  /**
+   * Resolves at once, or once the stream has drained (backpressure). Live callers may ignore it;
+   * a write error is then reported by close().
+   */
+  write(text: string): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Where live lines go: stdout, or a file (-o), written as they come. */
-function openSink(path: string | undefined): Sink {
-  const stream = path === undefined ? process.stdout : createWriteStream(path);
+/** Where the report goes: stdout, or a file (-o), with a clear error when it cannot be written. */
+async function openSink(path: string | undefined): Promise<Sink> {
+  const stream = path === undefined ? process.stdout : await openOutput(path);
+  let failed: Error | undefined;
+  const fail = () => new OutputError(`cannot write ${path}: ${reasonOf(failed)}`);
+  if (stream !== process.stdout) stream.on('error', (err: Error) => (failed ??= err));
   return {
-    write: (text) => void stream.write(text),
+    write: (text) => {
+      if (failed !== undefined) return Promise.reject(fail());
+      if (stream.write(text)) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const done = () => {
+          stream.off('drain', done);
+          stream.off('error', done);
+          if (failed !== undefined) reject(fail());
+          else resolve();
+        };
+        stream.once('drain', done);
+        if (stream !== process.stdout) stream.once('error', done);
+      });
+    },
     close: () =>
       new Promise((resolve, reject) => {
         if (stream === process.stdout) {
@@ -344,9 +371,18 @@ function openSink(path: string | undefined): Sink {
           else resolve();
           return;
         }
-        (stream as WriteStream).end((err?: Error | null) => (err ? reject(err) : resolve()));
+        (stream as WriteStream).end(() => (failed !== undefined ? reject(fail()) : resolve()));
       }),
   };
+}
+
+/** A write stream on `path`, once it is open; a UsageError saying why when it cannot be. */
+function openOutput(path: string): Promise<WriteStream> {
+  return new Promise((resolve, reject) => {
+    const stream = createWriteStream(path);
+    stream.once('open', () => resolve(stream));
+    stream.once('error', (err) => reject(new OutputError(`cannot write ${path}: ${(err as { code?: string }).code === 'ENOENT' ? 'its directory does not exist' : reasonOf(err)}`)));
+  });
 }
 
 async function runTimeline(files: string[] | undefined, resource: string, maxEvents: number, skew: string, profile: Profile): Promise<number> {
