@@ -3,14 +3,15 @@
 // baselines, so the ratios hold on a noisy machine. Not a test: it prints a table and target lines.
 //
 //   node bench/run.mjs [--mb 300] [--resources 100000] [--runs 3] [--seed 1] [--smoke]
-//                      [--sizes 50,100,200,400] [--rss-resources 1000,10000,100000,1000000] [--rss-mb 100]
+//                      [--sizes 50,100,200,400|none] [--rss-resources 1000,10000,100000,1000000|none] [--rss-mb 100]
 //
 // Measured, as whole processes, on one generated log (seeded, deterministic):
 //   1. floor:    the project's line reader + JSON.parse, nothing else (bench/floor.mjs)
-//   2. analyze:  stalewrite analyze --format json, all rules
+//   2. analyze:  stalewrite analyze --format json, all rules, on one thread (--workers off)
 //   3. jq:       jq -c 'select(.type=="write")' (when jq is installed)
 //   4. app-json: stalewrite analyze --profile app-json on the same incidents written pino-style
-// Runs are interleaved (1 2 3 4, 1 2 3 4, …) and ratios are medians of per-round ratios.
+//   5. workers:  2 with --workers on: the file parsed on a second thread (the stretch goal)
+// Runs are interleaved (1 2 3 4 5, 1 2 3 4 5, …) and ratios are medians of per-round ratios.
 import { spawn, spawnSync } from 'node:child_process';
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,8 +37,9 @@ const { values: a } = parseArgs({
 const smoke = a.smoke;
 const mb = Number(a.mb ?? (smoke ? 2 : 300));
 const runs = Number(a.runs ?? (smoke ? 1 : 3));
-const sizes = (a.sizes ?? (smoke ? '1,2' : '50,100,200,400')).split(',').map(Number);
-const rssResources = (a['rss-resources'] ?? (smoke ? '100,1000' : '1000,10000,100000,1000000')).split(',').map(Number);
+const list = (v) => (v === 'none' ? [] : v.split(',').map(Number));
+const sizes = list(a.sizes ?? (smoke ? '1,2' : '50,100,200,400'));
+const rssResources = list(a['rss-resources'] ?? (smoke ? '100,1000' : '1000,10000,100000,1000000'));
 const rssMb = Number(a['rss-mb'] ?? (smoke ? 2 : 100));
 const work = mkdtempSync(join(tmpdir(), 'stalewrite-bench-'));
 const node = process.execPath;
@@ -97,9 +99,10 @@ try {
 
   const cases = [
     { name: '1 floor (reader + JSON.parse)', cmd: node, args: [join(here, 'floor.mjs'), canonicalLog], bytes, lines },
-    { name: '2 analyze --format json', cmd: node, args: [cli, 'analyze', '--format', 'json', '-o', '/dev/null', '-q', canonicalLog], bytes, lines },
+    { name: '2 analyze --format json', cmd: node, args: [cli, 'analyze', '--workers', 'off', '--format', 'json', '-o', '/dev/null', '-q', canonicalLog], bytes, lines },
     ...(haveJq ? [{ name: "3 jq -c 'select(.type==\"write\")'", cmd: 'jq', args: ['-c', 'select(.type=="write")', canonicalLog], bytes, lines }] : []),
-    { name: '4 analyze --profile app-json (pino)', cmd: node, args: [cli, 'analyze', '--profile', 'app-json', '--format', 'json', '-o', '/dev/null', '-q', pinoLog], bytes: pinoBytes, lines: pinoLines },
+    { name: '4 analyze --profile app-json (pino)', cmd: node, args: [cli, 'analyze', '--workers', 'off', '--profile', 'app-json', '--format', 'json', '-o', '/dev/null', '-q', pinoLog], bytes: pinoBytes, lines: pinoLines },
+    { name: '5 analyze --workers on (parsing thread)', cmd: node, args: [cli, 'analyze', '--workers', 'on', '--format', 'json', '-o', '/dev/null', '-q', canonicalLog], bytes, lines },
   ];
   const results = cases.map(() => []);
   for (let r = 0; r < runs; r++) {
@@ -126,17 +129,22 @@ try {
   const r32 = jqI === -1 ? undefined : ratio(jqI, analyzeI);
   const r42 = ratio(appI, analyzeI);
   const r41 = ratio(appI, floorI);
+  const workersI = idx('5');
+  const r51 = ratio(workersI, floorI);
+  const r52 = ratio(workersI, analyzeI);
   console.log('\nthroughput ratios (lines/s, median of per-round ratios):');
   console.log(`  2÷1 analyze / floor       ${fmt(r21)}`);
   console.log(`  3÷2 jq / analyze          ${r32 === undefined ? 'n/a (jq not installed)' : fmt(r32)}`);
   console.log(`  4÷2 app-json / analyze    ${fmt(r42)}`);
+  console.log(`  5÷2 workers / analyze     ${fmt(r52)}`);
+  console.log(`  5÷1 workers / floor       ${fmt(r51)}`);
 
   // Scaling: time against input size (should be linear), peak RSS against resources (should grow with resources only).
   console.log('\nscaling with input size (100k resources unless fewer requested):');
   console.log('| MB | lines | wall s | MB/s | peak RSS MB |\n|---|---|---|---|---|');
   for (const size of sizes) {
     const f = await generate(`size-${size}.ndjson`, size, Number(a.resources));
-    const m = await measure(node, [cli, 'analyze', '-f', 'json', '-o', '/dev/null', '-q', f]);
+    const m = await measure(node, [cli, 'analyze', '--workers', 'off', '-f', 'json', '-o', '/dev/null', '-q', f]);
     console.log(`| ${size} | ${lineCount(f).toLocaleString('en-US')} | ${fmt(m.wall)} | ${fmt(statSync(f).size / 1e6 / m.wall, 1)} | ${fmt(m.peak / 2 ** 20, 0)} |`);
     if (!a.keep) rmSync(f);
   }
@@ -144,7 +152,7 @@ try {
   console.log('| resources | resources seen | peak RSS MB |\n|---|---|---|');
   for (const n of rssResources) {
     const f = await generate(`res-${n}.ndjson`, rssMb, n);
-    const m = await measure(node, [cli, 'analyze', '-f', 'json', '-o', join(work, 'r.json'), '-q', f]);
+    const m = await measure(node, [cli, 'analyze', '--workers', 'off', '-f', 'json', '-o', join(work, 'r.json'), '-q', f]);
     const seen = JSON.parse(readFileSync(join(work, 'r.json'), 'utf8')).summary.resources;
     console.log(`| ${n.toLocaleString('en-US')} | ${seen.toLocaleString('en-US')} | ${fmt(m.peak / 2 ** 20, 0)} |`);
     if (!a.keep) rmSync(f);
@@ -166,6 +174,7 @@ try {
   if (mb >= 1000 && Number(a.resources) === 100000) console.log(`${verdict(analyzePeak <= 150)} peak RSS <= 150 MB for ${mb} MB with 100k resources (${fmt(analyzePeak, 0)} MB)`);
   else console.log(`SKIP peak RSS <= 150 MB for 1 GB with 100k resources (this run: ${fmt(analyzePeak, 0)} MB for ${mb} MB; run with --mb 1000)`);
   console.log(`${verdict(startup <= 0.35)} CLI start-up to first output <= 0.35 s (${fmt(startup, 3)} s)`);
+  console.log(`${verdict(r51 >= 1.3)} stretch: both cores (--workers on) >= 1.3x the single-thread floor (${fmt(r51)}x)`);
 } finally {
   if (!a.keep) rmSync(work, { recursive: true, force: true });
 }

@@ -1,11 +1,13 @@
 /** The library API: the whole pipeline from inputs to a report. */
 import { access, stat } from 'node:fs/promises';
 import { constants } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { Engine, DEFAULT_CLOCK_SKEW_MS, toEvidence } from './engine.js';
 import { mergeByTime } from './ingest/merge.js';
 import { fileSource, InputError, reasonOf, streamSource, type InputSource } from './ingest/open.js';
 import { count, InputStats, type InputPolicy } from './ingest/records.js';
 import { parseSource } from './ingest/parse-source.js';
+import { maxWorkers, workerEvents, WORKER_MIN_BYTES } from './ingest/threaded.js';
 import type { LockEvent } from './model/event.js';
 import { byReadiness, type Finding, type Problem, type Readiness, type Report, type TimelineEvent } from './model/report.js';
 import { EventCapture } from './timeline/capture.js';
@@ -55,6 +57,14 @@ export interface AnalyzeOptions {
   onProblem?: (problem: Problem) => void;
   /** Called after each chunk of input is read. */
   onProgress?: (progress: ProgressInfo) => void;
+  /**
+   * Parse input files on worker threads beside the analysis: `on` for every file, `off` never,
+   * `auto` (default) for files of 8 MiB or more when the machine has at least 3 cores (on 2 cores
+   * the threads and the garbage collector compete and the gain is small). At most one worker per
+   * core beside the main thread's, the largest files first; stdin, streams and profiles without a
+   * recipe are parsed on the main thread. Results are the same either way.
+   */
+  workers?: 'auto' | 'on' | 'off';
 
 }
 
@@ -79,10 +89,13 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   const stats = new InputStats(policy);
   const progress = options.onProgress === undefined ? undefined : { info: { file: '', bytes: 0, lines: 0 }, report: options.onProgress };
   const sources: AsyncIterable<LockEvent[]>[] = [];
-  for (const path of options.files ?? []) {
-    if (path !== '-') await checkReadable(path);
-    sources.push(sourceEvents(fileSource(path), profile, stats, options.maxLineBytes, progress));
-  }
+  for (const path of options.files ?? []) if (path !== '-') await checkReadable(path);
+  const threaded = await filesForWorkers(options.files ?? [], profile, options.workers ?? 'auto');
+  (options.files ?? []).forEach((path, i) => {
+    const recipe = profile.recipe;
+    if (threaded.has(i) && recipe !== undefined) sources.push(workerSource({ path, name: path, recipe, maxLineBytes: options.maxLineBytes }, stats, progress));
+    else sources.push(sourceEvents(fileSource(path), profile, stats, options.maxLineBytes, progress));
+  });
   for (const s of options.streams ?? []) sources.push(sourceEvents(streamSource(s.name, s.stream), profile, stats, options.maxLineBytes, progress));
   if (options.events !== undefined) sources.push(recordEvents(options.events, profile, stats));
   if (sources.length === 0) throw new InputError('nothing to analyze: give files, streams or events');
@@ -183,6 +196,35 @@ async function* counted(chunks: AsyncIterable<Buffer>, name: string, progress: P
     progress.info.file = name;
     yield c;
   }
+}
+
+/** Which of the files (by index) a worker thread parses. */
+async function filesForWorkers(files: readonly string[], profile: Profile, mode: 'auto' | 'on' | 'off'): Promise<Set<number>> {
+  const chosen = new Set<number>();
+  if (mode === 'off' || profile.recipe === undefined || (mode === 'auto' && availableParallelism() < 3)) return chosen;
+  const sizes: { i: number; size: number }[] = [];
+  for (let i = 0; i < files.length; i++) {
+    if (files[i] === '-') continue;
+    const { size } = await stat(files[i]!);
+    if (mode === 'on' || size >= WORKER_MIN_BYTES) sizes.push({ i, size });
+  }
+  sizes.sort((a, b) => b.size - a.size || a.i - b.i);
+  for (const { i } of sizes.slice(0, maxWorkers())) chosen.add(i);
+  return chosen;
+}
+
+async function* workerSource(job: Parameters<typeof workerEvents>[0], stats: InputStats, progress?: ProgressState): AsyncGenerator<LockEvent[]> {
+  const summary = stats.addFile(job.name);
+  const onBatch =
+    progress === undefined
+      ? undefined
+      : (lines: number, bytes: number) => {
+          progress.info.file = job.name;
+          progress.info.bytes += bytes;
+          progress.info.lines += lines;
+          progress.report(progress.info);
+        };
+  yield* workerEvents(job, stats, summary, onBatch);
 }
 
 async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, maxLineBytes: number | undefined, progress?: ProgressState): AsyncGenerator<LockEvent[]> {

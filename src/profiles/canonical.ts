@@ -14,6 +14,7 @@ export const validateEvent = validateEventRecord;
 export const canonical: Profile = {
   name: 'canonical',
   fastEvent: fastCanonicalEvent,
+  recipe: { kind: 'canonical' },
   toEvent(record, origin) {
     const dup = origin.text === undefined ? undefined : duplicatedKey(origin.text);
     if (dup !== undefined) return `key "${dup}" appears more than once in the line; JSON keeps the last one, which may not be what was meant`;
@@ -54,6 +55,7 @@ export const canonical: Profile = {
       record,
       text: undefined,
       fields: undefined,
+      kept: false,
     };
   },
 };

@@ -302,5 +302,6 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
     record: undefined,
     text: t,
     fields: undefined,
+    kept: false,
   };
 }

@@ -2,7 +2,7 @@
 import { canonical } from './canonical.js';
 import { APP_JSON, K8S_LEADERELECTION, LOGFMT, OTLP_JSON } from './builtin.js';
 import { compileMapping, loadMapping, type CompileOptions } from './mapping.js';
-import type { Profile } from './types.js';
+import type { Profile, ProfileRecipe } from './types.js';
 import { EVENT_TYPES } from '../model/event.js';
 
 export const PROFILE_NAMES = ['canonical', 'app-json', 'logfmt', 'otlp-json', 'k8s-leaderelection', 'auto'] as const;
@@ -27,6 +27,18 @@ export function getProfile(name: ProfileName, options: CompileOptions = {}): Pro
 
 export { loadMapping, compileMapping };
 
+/** The profile a recipe describes (in a parsing worker thread). */
+export function rebuildProfile(recipe: ProfileRecipe): Profile {
+  switch (recipe.kind) {
+    case 'canonical':
+      return canonical;
+    case 'auto':
+      return autoProfile(recipe.options as CompileOptions);
+    case 'mapping':
+      return compileMapping(recipe.spec, recipe.name, recipe.options as CompileOptions);
+  }
+}
+
 const KLOG_LINE = /^[IWEF]\d{4} \d{2}:\d{2}:\d{2}/;
 const LOGFMT_LINE = /^[\w.@-]+=("[^"]*"|\S*)(\s+[\w.@-]+=("[^"]*"|\S*))+/;
 
@@ -44,6 +56,7 @@ export function autoProfile(options: CompileOptions = {}): Profile {
   };
   return {
     name: 'auto',
+    recipe: { kind: 'auto', options },
     detect(firstLine: string): Profile {
       return get(detectProfile(firstLine));
     },

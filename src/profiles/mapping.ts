@@ -165,6 +165,7 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
   const parse = m.parse === 'logfmt' ? parseLogfmt : m.parse === 'klog' ? klogParser(options.klog) : undefined;
   return {
     name,
+    recipe: { kind: 'mapping', spec, name, options },
     parseLine: parse,
     expand: m.expand === 'otlp' ? expandOtlp : undefined,
     toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null {
@@ -241,6 +242,7 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
         record,
         text: undefined,
         fields: undefined,
+        kept: false,
       };
     },
   };

@@ -30,4 +30,15 @@ export interface Profile {
   toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null;
   /** For `auto`: the profile to use for an input, from its first non-blank line. */
   readonly detect?: (firstLine: string) => Profile;
+  /**
+   * How to build this profile again from plain data, in a parsing worker thread (profiles are
+   * functions and cannot be sent). A profile without one is run on the main thread only.
+   */
+  readonly recipe?: ProfileRecipe;
 }
+
+/** Plain data from which rebuildProfile() makes an equal profile. */
+export type ProfileRecipe =
+  | { readonly kind: 'canonical' }
+  | { readonly kind: 'auto'; readonly options: unknown }
+  | { readonly kind: 'mapping'; readonly spec: unknown; readonly name: string; readonly options: unknown };

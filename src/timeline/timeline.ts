@@ -80,6 +80,7 @@ export class Lease {
       record: undefined,
       text: undefined,
       fields: undefined,
+      kept: false,
     };
   }
 
@@ -324,8 +325,9 @@ export class ResourceTimeline {
   }
 
   private end(lease: Lease, ev: LockEvent, kind: LeaseEnd): void {
-    lease.end = retain(ev);
-    ResourceTimeline.share(ev, lease);
+    const kept = retain(ev);
+    ResourceTimeline.share(kept, lease);
+    lease.end = kept;
     // After its owner released it, the lease's last renewal is no longer evidence of anything.
     if (kind === 'release') lease.forgetRenewals();
     lease.endKind = kind;
@@ -333,11 +335,11 @@ export class ResourceTimeline {
   }
 
   private grant(ev: LockEvent): void {
-    retain(ev);
+    const kept = retain(ev);
     const token = ev.fenceToken;
     if (token !== undefined) {
       this.grants++;
-      if (this.highestGranted === undefined || token > this.highestGranted.fenceToken!) this.highestGranted = ev;
+      if (this.highestGranted === undefined || token > this.highestGranted.fenceToken!) this.highestGranted = kept;
       this.rememberGrant(token);
       // A grant cancels pending unknown-token judgements for the same token.
       const pending = this.pendingUnknown;
@@ -349,20 +351,20 @@ export class ResourceTimeline {
       return;
     }
     if (ev.ttlMs !== undefined) this.busy?.stats?.ttlMs.add(ev.ttlMs);
-    const lease = new Lease(ev);
+    const lease = new Lease(kept);
     lease.older = this.newest;
     this.newest = lease;
     // Keep every live lease and the MAX_ENDED most recent ended ones, the newest MAX_LEASES at most.
     let ended = 0;
-    let kept = 1;
+    let count = 1;
     let prev = lease;
     for (let l = lease.older; l !== undefined; ) {
       const next: Lease | undefined = l.older;
-      if (kept >= MAX_LEASES || (l.end !== undefined && ++ended > MAX_ENDED)) {
+      if (count >= MAX_LEASES || (l.end !== undefined && ++ended > MAX_ENDED)) {
         prev.older = next;
         l.older = undefined;
       } else {
-        kept++;
+        count++;
         prev = l;
       }
       l = next;
@@ -424,8 +426,9 @@ export class ResourceTimeline {
         else if (stale) this.staleWritesAccepted++;
         else if (staleness === 'fresh') {
           const lease = this.findLease(ev);
-          if (lease !== undefined) ResourceTimeline.share(ev, lease);
-          this.highest = retain(ev);
+          const kept = retain(ev);
+          if (lease !== undefined) ResourceTimeline.share(kept, lease);
+          this.highest = kept;
         }
         break;
       case 'rejected-stale-fence':
