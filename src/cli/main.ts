@@ -201,6 +201,11 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
       process.exit(EXIT_USAGE);
     });
 
+  // yargs lays out the whole help text before running any subcommand, only to have it ready for
+  // showHelp(), which is never called here: about 80 ms of every start-up. --help still works.
+  const usage = (cli as unknown as { getInternalMethods?: () => { getUsageInstance?: () => { cacheHelpMessage?: () => void } } }).getInternalMethods?.().getUsageInstance?.();
+  if (usage?.cacheHelpMessage !== undefined) usage.cacheHelpMessage = () => undefined;
+
   try {
     await cli.parseAsync();
   } catch (err) {
