@@ -97,9 +97,9 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
   const m = spec as MappingSpec;
   const where = (p: string) => `mapping ${name}: ${p}`;
 
-  const getters = new Map<string, Getter>();
-  for (const [field, paths] of Object.entries(DEFAULT_FIELDS)) getters.set(field, memo(firstOf(paths)));
-  for (const [field, paths] of Object.entries(m.fields ?? {})) getters.set(field, memo(firstOf(typeof paths === 'string' ? [paths] : paths)));
+  const candidates = new Map<string, string[]>(Object.entries(DEFAULT_FIELDS));
+  for (const [field, paths] of Object.entries(m.fields ?? {})) candidates.set(field, typeof paths === 'string' ? [paths] : paths);
+  const getters = fieldGetters(candidates);
   const get = (field: string) => getters.get(field)!;
 
   const rules: CompiledRule[] = m.match.map((rule, i) => {
@@ -273,9 +273,59 @@ function own(o: Record<string, unknown>, key: string): unknown {
 }
 
 /**
- * A canonical field's getter remembers its last record: rules test '@type' or '@message' again
- * and again on the same record, and toEvent reads the fields once more.
+ * Getters of the canonical fields, each giving its first present candidate. The fields whose
+ * candidates are all top-level keys are resolved together, once per record, in one pass over the
+ * record's keys (a record has about ten; the candidates of all fields are some sixty, and probing
+ * each of them is slow on records of many shapes). Rules test '@type' or '@message' again and
+ * again on the same record, and toEvent reads the fields once more: all of that reads the result.
  */
+function fieldGetters(candidates: Map<string, string[]>): Map<string, Getter> {
+  const getters = new Map<string, Getter>();
+  const indexed: string[] = [];
+  const byKey = new Map<string, { field: number; rank: number }[]>();
+  for (const [field, paths] of candidates) {
+    if (paths.some((p) => p.includes('.'))) {
+      getters.set(field, memo(firstOf(paths)));
+      continue;
+    }
+    const f = indexed.push(field) - 1;
+    paths.forEach((key, rank) => {
+      let hits = byKey.get(key);
+      if (hits === undefined) byKey.set(key, (hits = []));
+      hits.push({ field: f, rank });
+    });
+  }
+  const values: unknown[] = new Array(indexed.length).fill(undefined);
+  const ranks = new Int32Array(indexed.length);
+  let last: Record<string, unknown> | undefined;
+  const resolve = (r: Record<string, unknown>): void => {
+    values.fill(undefined);
+    ranks.fill(0x7fffffff);
+    for (const key in r) {
+      const hits = byKey.get(key);
+      if (hits === undefined) continue;
+      const v = r[key];
+      if (v === undefined || v === null || v === '') continue;
+      for (let i = 0; i < hits.length; i++) {
+        const h = hits[i]!;
+        if (h.rank < ranks[h.field]!) {
+          ranks[h.field] = h.rank;
+          values[h.field] = v;
+        }
+      }
+    }
+    last = r;
+  };
+  indexed.forEach((field, f) =>
+    getters.set(field, (r) => {
+      if (r !== last) resolve(r);
+      return values[f];
+    }),
+  );
+  return getters;
+}
+
+/** A getter that remembers its last record. */
 function memo(get: Getter): Getter {
   let last: Record<string, unknown> | undefined;
   let value: unknown;
