@@ -12,6 +12,10 @@ export function renderJson(report: Report): string {
 }
 
 const CHUNK = 64 * 1024;
+/** Array elements stringified together. */
+const SLICE = 128;
+const SLICE_HEAD = '{\n  "x": [\n';
+const SLICE_TAIL = '\n  ]\n}';
 
 /**
  * The same text as renderJson (JSON.stringify with two-space indentation), in pieces of about
@@ -31,9 +35,11 @@ export function* renderJsonChunks(report: Report): Generator<string> {
       continue;
     }
     buf += '[';
-    for (let i = 0; i < value.length; i++) {
-      const item = value[i] === undefined || typeof value[i] === 'function' ? 'null' : JSON.stringify(value[i], null, 2);
-      buf += `${i === 0 ? '' : ','}\n    ${indent(item, '\n    ')}`;
+    // Elements in slices, each slice stringified at the depth it has in the report, so the text
+    // needs no re-indenting: {"x": [...]} with two-space indentation puts elements at four spaces.
+    for (let i = 0; i < value.length; i += SLICE) {
+      const text = JSON.stringify({ x: value.slice(i, i + SLICE) }, null, 2);
+      buf += (i === 0 ? '\n' : ',\n') + text.slice(SLICE_HEAD.length, text.length - SLICE_TAIL.length);
       if (buf.length >= CHUNK) {
         yield buf;
         buf = '';
