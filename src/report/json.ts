@@ -13,7 +13,7 @@ export function renderJson(report: Report): string {
 
 const CHUNK = 64 * 1024;
 /** Array elements stringified together. */
-const SLICE = 128;
+const SLICE = 32;
 const SLICE_HEAD = '{\n  "x": [\n';
 const SLICE_TAIL = '\n  ]\n}';
 
