@@ -42,10 +42,14 @@ export class OperationIndex {
 
   /** The entry, created if needed. The oldest operations are forgotten first (first in, first out). */
   touch(resource: string, operationId: string): OperationEntry {
-    const found = this.get(resource, operationId);
-    if (found !== undefined) return found;
-    const e = { resource, accepted: undefined, views: undefined, findings: undefined };
+    // One lookup in the common case (an operation seen for the first time, or again on its resource).
     const first = this.map.get(operationId);
+    if (first !== undefined) {
+      if (first.resource === resource) return first;
+      const other = this.more.get(operationId)?.find((x) => x.resource === resource);
+      if (other !== undefined) return other;
+    }
+    const e = { resource, accepted: undefined, views: undefined, findings: undefined };
     if (first === undefined) this.map.set(operationId, e);
     else {
       let list = this.more.get(operationId);
