@@ -13,9 +13,9 @@ import type { Report, Severity } from '../model/report.js';
 import { findingLine, summaryLine } from '../report/ndjson.js';
 import type { FailPolicy } from '../model/policy.js';
 import { Progress } from './progress.js';
-import { findCases, runCase, writeExpectation, type CaseResult } from '../check/cases.js';
-import { getProfile, loadMapping, PROFILE_NAMES, type ProfileName } from '../profiles/index.js';
-import { MappingError } from '../profiles/mapping.js';
+import type { CaseResult } from '../check/cases.js';
+import { canonical } from '../profiles/canonical.js';
+import { MappingError, PROFILE_NAMES, type ProfileName } from '../profiles/names.js';
 import type { Profile } from '../profiles/types.js';
 import { escapeTerminal } from '../report/escape.js';
 import { renderExplain, UnknownRuleError } from './explain.js';
@@ -47,12 +47,15 @@ interface ProfileArgs {
   'klog-zone'?: string;
 }
 
-function profileFrom(args: ProfileArgs): Profile {
+/** The profile asked for; the mapping machinery is loaded only for other profiles than canonical. */
+async function profileFrom(args: ProfileArgs): Promise<Profile> {
   const zone = args['klog-zone'];
   if (zone !== undefined && !/^(Z|[+-]\d{2}:\d{2})$/.test(zone)) throw new UsageError(`--klog-zone "${zone}" is not Z or an offset such as +02:00`);
   const year = args['klog-year'];
   if (year !== undefined && !(Number.isInteger(year) && year >= 1970 && year <= 9999)) throw new UsageError('--klog-year must be a year such as 2026');
   const klog = { year, zone };
+  if (args.mapping === undefined && args.profile === 'canonical') return canonical;
+  const { getProfile, loadMapping } = await import('../profiles/index.js');
   if (args.mapping !== undefined) return loadMapping(args.mapping, { klog });
   return getProfile(args.profile, { klog });
 }
@@ -151,7 +154,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .example('$0 timeline --resource resource-7 fixtures/article-unsafe.ndjson', 'The article-style interleaving of one resource')
           .example('$0 timeline -r orders/42 authority.ndjson db.ndjson', 'Merged from several sources'),
       async (args) => {
-        process.exitCode = await runTimeline(args.files, args.resource, args['max-events'], args['clock-skew'], profileFrom(args));
+        process.exitCode = await runTimeline(args.files, args.resource, args['max-events'], args['clock-skew'], await profileFrom(args));
       },
     )
     .command(
@@ -180,7 +183,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .example('$0 map --profile app-json -n 50 app.log', 'See what the app-json profile makes of your logs'),
       async (args) => {
         if (!Number.isInteger(args.lines) || args.lines < 1) throw new UsageError('--lines must be a whole number ≥ 1');
-        const profile = profileFrom(args);
+        const profile = await profileFrom(args);
         if (args.file !== '-') await checkReadable(args.file);
         const { renderMap } = await import('./map.js');
         await writeOut(await renderMap(args.file, profile, args.lines, args['max-line-bytes']));
@@ -266,7 +269,7 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   try {
     report = await analyze({
       files,
-      profile: profileFrom(args),
+      profile: await profileFrom(args),
       strict: args.strict,
       maxInvalid: args['max-invalid'],
       maxLineBytes: args['max-line-bytes'],
@@ -415,6 +418,7 @@ async function runTimeline(files: string[] | undefined, resource: string, maxEve
 }
 
 async function runCheck(paths: string[], update: boolean, color: boolean): Promise<number> {
+  const { findCases, runCase, writeExpectation } = await import('../check/cases.js');
   const cases = findCases(paths, update);
   if (cases.length === 0) throw new UsageError(`no cases found in ${paths.join(', ')} (X.ndjson beside X.expect.json, or a directory with expect.json)`);
   const results: CaseResult[] = [];

@@ -5,8 +5,9 @@ import { compileMapping, loadMapping, type CompileOptions } from './mapping.js';
 import type { Profile, ProfileRecipe } from './types.js';
 import { EVENT_TYPES } from '../model/event.js';
 
-export const PROFILE_NAMES = ['canonical', 'app-json', 'logfmt', 'otlp-json', 'k8s-leaderelection', 'auto'] as const;
-export type ProfileName = (typeof PROFILE_NAMES)[number];
+import { PROFILE_NAMES, type ProfileName } from './names.js';
+
+export { PROFILE_NAMES, type ProfileName };
 
 export function getProfile(name: ProfileName, options: CompileOptions = {}): Profile {
   switch (name) {

@@ -7,6 +7,9 @@
 import { basename } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { readFileSync } from 'node:fs';
+import { MappingError } from './names.js';
+
+export { MappingError };
 import validateMappingSpec from '../generated/mapping-validator.js';
 import { defaultObserver, defaultResult, EVENT_TYPES, OBSERVERS, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
 import { parseTimeValue, type TimeFormat } from '../model/time.js';
@@ -33,13 +36,6 @@ export interface MappingSpec {
   carry?: ('resource' | 'ownerId' | 'leaseId')[];
 }
 
-/** A mapping file that cannot be used; the message names the file, the path and the problem. */
-export class MappingError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'MappingError';
-  }
-}
 
 /** Longest text a regular expression is run on (bounds the cost of any pattern). */
 export const MAX_REGEX_INPUT = 4096;
