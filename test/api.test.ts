@@ -2,7 +2,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { analyze, Engine, rules, type Finding } from '../src/index.js';
 import { canonical } from '../src/profiles/canonical.js';
-import { MAX_LEASES } from '../src/timeline/timeline.js';
+import { MAX_LEASES, ResourceTimeline } from '../src/timeline/timeline.js';
 import type { LockEvent } from '../src/model/event.js';
 
 const T0 = Date.UTC(2026, 2, 1, 10);
@@ -166,6 +166,22 @@ describe('stale releases', () => {
     const report = await analyze({ events: [...base(), { ts: at(7), type: 'release', resource: 'q', leaseId: 'l-B' }] });
     expect(report.findings).toEqual([]);
     expect(report.resources[0]!.readiness).toBe('untested');
+  });
+});
+
+describe('granted-token window', () => {
+  it('tells granted from never granted exactly around 2^53, where tokens change form', () => {
+    const t = new ResourceTimeline('r', 0);
+    const grant = (token: bigint, i: number): LockEvent => ({ ts: T0 + i, type: 'acquire', resource: 'r', leaseId: `l${i}`, fenceToken: token, result: 'granted', observer: 'authority', source: 's', file: 'f', line: i });
+    const safe = BigInt(Number.MAX_SAFE_INTEGER); // 2^53 - 1: kept as a number
+    t.apply(grant(safe - 1n, 1));
+    t.apply(grant(safe, 2));
+    t.apply(grant(safe + 2n, 3)); // 2^53 + 1: kept as a BigInt
+    expect(t.grantStatus(safe)).toBe('granted');
+    expect(t.grantStatus(safe + 2n)).toBe('granted');
+    expect(t.grantStatus(safe + 1n)).toBe('never'); // 2^53: between two granted tokens, as a double it would equal neither or both
+    expect(t.grantStatus(safe + 3n)).toBe('never');
+    expect(t.grantStatus(safe - 2n)).toBe('unknown'); // below the window
   });
 });
 

@@ -136,8 +136,10 @@ export class ResourceTimeline {
   /**
    * The last GRANTED_WINDOW distinct granted tokens: the first `grantedCount` slots, a ring once
    * full. Allocated at the first grant, and grown by doubling (a resource granted twice keeps 4 slots).
+   * A token up to 2^53 is kept as a number (8 bytes in the array, no BigInt object), a larger one
+   * as a BigInt; each value has one form only, and comparisons between the two forms are exact.
    */
-  grantedTokens: bigint[] | undefined;
+  grantedTokens: (number | bigint)[] | undefined;
   grantedCount = 0;
   private grantedNext = 0;
   grants = 0;
@@ -245,7 +247,8 @@ export class ResourceTimeline {
     const granted = this.grantedTokens;
     if (this.grants === 0 || granted === undefined) return 'unknown';
     const n = this.grantedCount;
-    for (let i = 0; i < n; i++) if (granted[i] === token) return 'granted';
+    const key = windowKey(token);
+    for (let i = 0; i < n; i++) if (granted[i] === key) return 'granted';
     if (token > this.highestGranted!.fenceToken!) return 'never';
     let min = granted[0]!;
     for (let i = 1; i < n; i++) if (granted[i]! < min) min = granted[i]!;
@@ -375,19 +378,20 @@ export class ResourceTimeline {
   private rememberGrant(token: bigint): void {
     let g = this.grantedTokens;
     const n = this.grantedCount;
-    if (g !== undefined) for (let i = 0; i < n; i++) if (g[i] === token) return;
-    if (g === undefined) g = this.grantedTokens = new Array<bigint>(4);
+    const key = windowKey(token);
+    if (g !== undefined) for (let i = 0; i < n; i++) if (g[i] === key) return;
+    if (g === undefined) g = this.grantedTokens = new Array<number | bigint>(4);
     else if (n === g.length && n < GRANTED_WINDOW) {
-      const bigger = new Array<bigint>(Math.min(GRANTED_WINDOW, n * 2));
+      const bigger = new Array<number | bigint>(Math.min(GRANTED_WINDOW, n * 2));
       for (let i = 0; i < n; i++) bigger[i] = g[i]!;
       g = this.grantedTokens = bigger;
     }
     if (n < g.length) {
-      g[n] = token;
+      g[n] = key;
       this.grantedCount = n + 1;
     } else {
       // The window is full: replace the oldest.
-      g[this.grantedNext] = token;
+      g[this.grantedNext] = key;
       this.grantedNext = (this.grantedNext + 1) % g.length;
     }
   }
@@ -446,6 +450,13 @@ export class ResourceTimeline {
 function latencyOf(ev: LockEvent): unknown {
   if (ev.record === undefined && ev.text !== undefined && !ev.text.includes('"latencyMs"')) return undefined;
   return (recordOf(ev) ?? ev.fields)?.latencyMs;
+}
+
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** A token as the granted window keeps it: a number when exact, else the BigInt. */
+function windowKey(token: bigint): number | bigint {
+  return token <= MAX_EXACT ? Number(token) : token;
 }
 
 function hasHandle(ev: LockEvent): boolean {
