@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { analyze, type AnalyzeOptions } from '../src/analyze.js';
 import { getProfile, loadMapping } from '../src/profiles/index.js';
 import { StrictInputError } from '../src/ingest/records.js';
-import { FIXTURES } from './helpers/run.js';
+import { FIXTURES, runCli } from './helpers/run.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'stalewrite-workers-'));
 
@@ -89,6 +89,18 @@ describe('parsing on worker threads', () => {
     const limited = await both({ files: [invalid], maxProblems: 2 });
     expect(limited.on).toBe(limited.off);
   });
+
+  it('ends every worker when another input stops the run (--strict), so the process exits', async () => {
+    const dir = tmp();
+    const line = (i: number) => JSON.stringify({ ts: 1772359200000 + i, type: 'write', resource: `r${i % 100}`, result: 'accepted', fenceToken: String(i) });
+    writeFileSync(join(dir, 'big.ndjson'), Array.from({ length: 20000 }, (_, i) => line(i)).join('\n') + '\n');
+    writeFileSync(join(dir, 'bad.ndjson'), `${line(1)}\nnot json\n`);
+    const started = Date.now();
+    const r = await runCli(['analyze', '--workers', 'on', '--strict', '-q', join(dir, 'big.ndjson'), join(dir, 'bad.ndjson')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/bad\.ndjson:2: not valid JSON/);
+    expect(Date.now() - started).toBeLessThan(20_000);
+  }, 30_000);
 
   it('still reports progress, per batch', async () => {
     const seen: number[] = [];

@@ -32,6 +32,22 @@ export async function* mergeByTime(sources: AsyncIterable<LockEvent[]>[]): Async
       }
     }
   };
+  try {
+    yield* mergeHeads(iters, batch, pos, live, refill);
+  } finally {
+    // Stopped early (an error in one source, --strict, or the consumer gave up): close every
+    // source, so that their readers and parsing worker threads end too.
+    await Promise.all(iters.map((it) => it.return?.(undefined).catch(() => undefined)));
+  }
+}
+
+async function* mergeHeads(
+  iters: AsyncIterator<LockEvent[]>[],
+  batch: (LockEvent[] | undefined)[],
+  pos: number[],
+  live: boolean[],
+  refill: (i: number) => Promise<void>,
+): AsyncGenerator<LockEvent[]> {
   await Promise.all(iters.map((_, i) => refill(i)));
   let out: LockEvent[] = [];
   for (;;) {
