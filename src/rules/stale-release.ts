@@ -20,7 +20,7 @@ export const staleRelease: Rule = {
       const old = timeline.findLease(event);
       const evidence: EvidenceRef[] = [];
       let inferred = false;
-      if (old !== undefined && old.grant !== holder.grant) {
+      if (old !== undefined && old !== holder) {
         evidence.push({ event: old.grant, role: 'old handle granted' });
         const end = leaseEndEvidence(old);
         if (end !== undefined) {

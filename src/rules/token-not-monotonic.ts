@@ -17,7 +17,7 @@ export const tokenNotMonotonic: Rule = {
       if (event.result !== 'granted' || event.fenceToken === undefined) return;
       const prev = timeline.highestGranted;
       if (prev === undefined || event.fenceToken > prev.fenceToken!) return;
-      const same = prev;
+      const same = prev.grant;
       if (event.leaseId !== undefined && event.leaseId === same.leaseId && event.fenceToken === prev.fenceToken) return; // the same grant logged again
       report({
         message: `the authority granted token ${formatToken(event.fenceToken)} to ${event.ownerId ?? 'a holder'} after it had granted token ${formatToken(prev.fenceToken)} to ${same.ownerId ?? 'a holder'}`,

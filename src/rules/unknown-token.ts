@@ -50,7 +50,7 @@ function flush(context: RuleContext, now: number): void {
 function judge(context: RuleContext, write: LockEvent): void {
   const t: ResourceTimeline = context.timeline;
   if (t.grantStatus(write.fenceToken!) !== 'never') return;
-  const granted = t.highestGranted!;
+  const granted = t.highestGranted!.grant;
   context.report({
     message: `${who(write)} wrote with token ${formatToken(write.fenceToken)}, which the authority never granted for this resource (highest granted: ${formatToken(t.highestGranted!.fenceToken)})`,
     evidence: [

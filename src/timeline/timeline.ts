@@ -3,21 +3,34 @@
  * the events that set them, a window of recently granted tokens, a ring of recent events, counters.
  * Memory grows with resources, never with events.
  */
-import { recordOf, retain, type LockEvent } from '../model/event.js';
+import { recordOf, retain, type LockEvent, type Observer } from '../model/event.js';
 import { Reservoir } from './stats.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
+/** The fields that identify a lock handle, on an event or a lease. */
+export type Handle = Pick<LockEvent, 'leaseId' | 'fenceToken' | 'ownerId'>;
+
 /**
- * One lease on a resource. Its last renewal is kept as a few numbers and shared strings, not as
- * the keepalive event itself: a lease renewed every second would otherwise keep replacing an
- * event object, and the garbage would grow with the number of keepalives.
+ * One lease on a resource. Its grant and its last renewal are kept as a few numbers and shared
+ * strings, not as event objects: `grant` and `lastRenew` rebuild those events for evidence only.
+ * A lease renewed every second would otherwise keep replacing an event object, and every lease
+ * would keep one more long-lived object than it needs.
  */
 export class Lease {
   readonly leaseId?: string;
   readonly ownerId?: string;
   readonly fenceToken?: bigint;
-  readonly grant: LockEvent;
+  /** When the lease was granted. */
+  readonly grantTs: number;
+  private readonly resource: string;
+  private readonly grantTtlMs?: number;
+  private readonly grantOperationId?: string;
+  private readonly grantObserver: Observer;
+  private readonly grantSource: string;
+  private readonly grantFile: string;
+  private readonly grantLine: number;
+  private grantEvent: LockEvent | undefined = undefined;
   ttlMs?: number;
   /** Time of the grant or the last successful keepalive. */
   renewTs: number;
@@ -38,16 +51,45 @@ export class Lease {
     this.leaseId = grant.leaseId;
     this.ownerId = grant.ownerId;
     this.fenceToken = grant.fenceToken;
-    this.grant = grant;
+    this.grantTs = grant.ts;
+    this.resource = grant.resource;
+    this.grantTtlMs = grant.ttlMs;
+    this.grantOperationId = grant.operationId;
+    this.grantObserver = grant.observer;
+    this.grantSource = grant.source;
+    this.grantFile = grant.file;
+    this.grantLine = grant.line;
     this.ttlMs = grant.ttlMs;
     this.renewTs = grant.ts;
+  }
+
+  /** The grant as an event (built once, when evidence first needs it). */
+  get grant(): LockEvent {
+    return (this.grantEvent ??= {
+      ts: this.grantTs,
+      type: 'acquire',
+      resource: this.resource,
+      ownerId: this.ownerId,
+      leaseId: this.leaseId,
+      operationId: this.grantOperationId,
+      fenceToken: this.fenceToken,
+      ttlMs: this.grantTtlMs,
+      result: 'granted',
+      observer: this.grantObserver,
+      source: this.grantSource,
+      file: this.grantFile,
+      line: this.grantLine,
+      record: undefined,
+      text: undefined,
+      fields: undefined,
+      kept: true,
+    });
   }
 
   /** A successful renewal: by a keepalive, or by the same grant logged again. */
   renew(ev: LockEvent): void {
     this.renewTs = ev.ts;
     if (ev.ttlMs !== undefined) this.ttlMs = ev.ttlMs;
-    if (ev === this.grant) return;
     this.renewed = true;
     this.renewLine = ev.line;
     this.renewFile = ev.file;
@@ -58,7 +100,7 @@ export class Lease {
   /** Forget the renewals (after the owner released the lease they are no longer evidence). */
   forgetRenewals(): void {
     this.renewed = false;
-    this.renewTs = this.grant.ts;
+    this.renewTs = this.grantTs;
   }
 
   /** The grant, or the last successful keepalive rebuilt as an event (for evidence). */
@@ -67,7 +109,7 @@ export class Lease {
     return {
       ts: this.renewTs,
       type: 'keepalive',
-      resource: this.grant.resource,
+      resource: this.resource,
       ownerId: this.ownerId,
       leaseId: this.leaseId,
       fenceToken: undefined,
@@ -131,8 +173,8 @@ export class ResourceTimeline {
   newest: Lease | undefined;
   /** The write that set the highest token the resource accepted (its fenceToken is that token). */
   highest: LockEvent | undefined;
-  /** The grant of the highest token the authority granted (its fenceToken is that token). */
-  highestGranted: LockEvent | undefined;
+  /** The lease of the highest token the authority granted (its fenceToken is that token). */
+  highestGranted: Lease | undefined;
   /**
    * The last GRANTED_WINDOW distinct granted tokens: the first `grantedCount` slots, a ring once
    * full. Allocated at the first grant, and grown by doubling (a resource granted twice keeps 4 slots).
@@ -236,7 +278,7 @@ export class ResourceTimeline {
    */
   isOldHandleRelease(release: LockEvent): Lease | undefined {
     const holder = this.holder(release.ts);
-    if (holder === undefined || sameHandle(release, holder.grant) !== false) return undefined;
+    if (holder === undefined || sameHandle(release, holder) !== false) return undefined;
     const own = this.findLease(release);
     if (own !== undefined && own !== holder && ResourceTimeline.liveAt(own, release.ts)) return undefined;
     return holder;
@@ -334,15 +376,16 @@ export class ResourceTimeline {
     // After its owner released it, the lease's last renewal is no longer evidence of anything.
     if (kind === 'release') lease.forgetRenewals();
     lease.endKind = kind;
-    this.busy?.stats?.holdMs.add(ev.ts - lease.grant.ts);
+    this.busy?.stats?.holdMs.add(ev.ts - lease.grantTs);
   }
 
   private grant(ev: LockEvent): void {
-    const kept = retain(ev);
     const token = ev.fenceToken;
+    // The grant of a new highest token always starts a new lease (a grant logged again has its lease's token).
+    let highest = false;
     if (token !== undefined) {
       this.grants++;
-      if (this.highestGranted === undefined || token > this.highestGranted.fenceToken!) this.highestGranted = kept;
+      highest = this.highestGranted === undefined || token > this.highestGranted.fenceToken!;
       this.rememberGrant(token);
       // A grant cancels pending unknown-token judgements for the same token.
       const pending = this.pendingUnknown;
@@ -354,7 +397,8 @@ export class ResourceTimeline {
       return;
     }
     if (ev.ttlMs !== undefined) this.busy?.stats?.ttlMs.add(ev.ttlMs);
-    const lease = new Lease(kept);
+    const lease = new Lease(ev);
+    if (highest) this.highestGranted = lease;
     lease.older = this.newest;
     this.newest = lease;
     // Keep every live lease and the MAX_ENDED most recent ended ones, the newest MAX_LEASES at most.
@@ -474,7 +518,7 @@ export function sameHolder(a: LockEvent, b: LockEvent): boolean | undefined {
  * Do two events carry the same lock handle? Compares leaseId, else fenceToken, else ownerId,
  * using the first field both carry. `undefined` when they share no field to compare.
  */
-export function sameHandle(a: LockEvent, b: LockEvent): boolean | undefined {
+export function sameHandle(a: Handle, b: Handle): boolean | undefined {
   if (a.leaseId !== undefined && b.leaseId !== undefined) return a.leaseId === b.leaseId;
   if (a.fenceToken !== undefined && b.fenceToken !== undefined) return a.fenceToken === b.fenceToken;
   if (a.ownerId !== undefined && b.ownerId !== undefined) return a.ownerId === b.ownerId;
