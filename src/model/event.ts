@@ -45,13 +45,15 @@ export interface LockEvent {
   /** 1-based physical line number in `file` (0 for events given as objects). */
   readonly line: number;
   /**
-   * The original record, for display of its other fields. Dropped (see retain()) once the event
-   * is kept in per-resource state, where only `fields` stays.
+   * The original record, for display of its other fields, when it is not simply its JSON line
+   * (then `text` holds the line instead). The copy that retain() keeps has no record: a kept
+   * write has its `fields`, or its `text`; a kept lock event has neither.
    */
   record?: Readonly<Record<string, unknown>>;
   /**
-   * The line itself, when the fast path read it without a record (see fast-canonical.ts): the
-   * record is parsed from it only when display fields are needed. Kept by retained writes.
+   * The JSON line itself, in place of a record parsed from it (the canonical fast path never
+   * parses one; other JSON profiles drop theirs): the record is parsed back only when display
+   * fields are needed. Kept by retained writes.
    */
   text?: string;
   /** Non-canonical scalar fields of the record, clipped: what is kept for display (writes only, once retained). */
