@@ -166,7 +166,6 @@ export class BatchDecoder {
         record: records?.[i] as LockEvent['record'],
         text: this.str(b, bytes, i, S_TEXT),
         fields: undefined,
-        kept: false,
       };
     }
     return out;

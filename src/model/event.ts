@@ -46,8 +46,8 @@ export interface LockEvent {
   readonly line: number;
   /**
    * The original record, for display of its other fields, when it is not simply its JSON line
-   * (then `text` holds the line instead). The copy that retain() keeps has no record: a kept
-   * write has its `fields`, or its `text`; a kept lock event has neither.
+   * (then `text` holds the line instead). Dropped by retain() once the event is kept: a kept write
+   * has its `fields`, or its `text`; a kept lock event has neither.
    */
   record?: Readonly<Record<string, unknown>>;
   /**
@@ -58,8 +58,6 @@ export interface LockEvent {
   text?: string;
   /** Non-canonical scalar fields of the record, clipped: what is kept for display (writes only, once retained). */
   fields?: Readonly<Record<string, unknown>>;
-  /** True on the copies retain() makes (see there). */
-  readonly kept?: boolean;
 }
 
 const CANONICAL_FIELDS = new Set(['ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source']);
@@ -82,47 +80,20 @@ export function displayFields(record: Readonly<Record<string, unknown>> | undefi
   return out;
 }
 
-// The last event retain() copied, and its copy: one event kept in several places (the highest
-// accepted write is also its operation's first decision) is copied once.
-let lastOriginal: LockEvent | undefined;
-let lastCopy: LockEvent | undefined;
-
 /**
- * Called when an event is kept in per-resource state; returns what to keep: a copy without the
- * parsed record. Writes keep their display fields (the value written shows in stories), or their
- * line when the fast path read them, parsed only if a report shows the write; lock events, whose
- * extra fields are mostly messages, keep none. Per-resource memory stays small.
- *
- * Why a copy: events are many and short-lived, kept ones few and long-lived. Copies made at this
- * one place nearly all survive, so V8 allocates them straight into the old generation, and the
- * young-generation collections no longer copy every kept event twice on the way there.
+ * Called when an event is kept in per-resource state: the parsed record is dropped, so what stays
+ * in memory per resource is small. Writes keep their display fields (the value written shows in
+ * stories), or their line when no record was parsed, parsed again only if a report shows the
+ * write; lock events, whose extra fields are mostly messages, keep neither.
  */
 export function retain<T extends LockEvent | undefined>(ev: T): T {
-  if (ev === undefined || ev.kept === true) return ev;
-  if (ev === lastOriginal) return lastCopy as T;
-  const write = ev.type === 'write';
-  const copy: LockEvent = {
-    ts: ev.ts,
-    type: ev.type,
-    resource: ev.resource,
-    ownerId: ev.ownerId,
-    leaseId: ev.leaseId,
-    operationId: ev.operationId,
-    fenceToken: ev.fenceToken,
-    ttlMs: ev.ttlMs,
-    result: ev.result,
-    observer: ev.observer,
-    source: ev.source,
-    file: ev.file,
-    line: ev.line,
-    record: undefined,
-    text: write ? ev.text : undefined,
-    fields: write ? (ev.record !== undefined ? displayFields(ev.record) : ev.fields) : undefined,
-    kept: true,
-  };
-  lastOriginal = ev;
-  lastCopy = copy;
-  return copy as T;
+  if (ev === undefined) return ev;
+  if (ev.type !== 'write') {
+    ev.fields = undefined;
+    ev.text = undefined;
+  } else if (ev.record !== undefined) ev.fields = displayFields(ev.record);
+  ev.record = undefined;
+  return ev;
 }
 
 /** The event's whole record, when it still has one (parsed from its line if need be). */

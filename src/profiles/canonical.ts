@@ -55,7 +55,6 @@ export const canonical: Profile = {
       record,
       text: undefined,
       fields: undefined,
-      kept: false,
     };
   },
 };

@@ -302,6 +302,5 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
     record: undefined,
     text: t,
     fields: undefined,
-    kept: false,
   };
 }

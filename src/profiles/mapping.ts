@@ -238,7 +238,6 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
         record,
         text: undefined,
         fields: undefined,
-        kept: false,
       };
     },
   };

@@ -82,7 +82,6 @@ export class Lease {
       record: undefined,
       text: undefined,
       fields: undefined,
-      kept: true,
     });
   }
 
@@ -122,7 +121,6 @@ export class Lease {
       record: undefined,
       text: undefined,
       fields: undefined,
-      kept: false,
     };
   }
 
