@@ -89,8 +89,10 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   const stats = new InputStats(policy);
   const progress = options.onProgress === undefined ? undefined : { info: { file: '', bytes: 0, lines: 0 }, report: options.onProgress };
   const sources: AsyncIterable<LockEvent[]>[] = [];
-  for (const path of options.files ?? []) if (path !== '-') await checkReadable(path);
-  const threaded = await filesForWorkers(options.files ?? [], profile, options.workers ?? 'auto');
+  // Each path is checked (and its size read) once, before any reading starts.
+  const sizes: (number | undefined)[] = [];
+  for (const path of options.files ?? []) sizes.push(path === '-' ? undefined : await checkReadable(path));
+  const threaded = filesForWorkers(sizes, profile, options.workers ?? 'auto');
   (options.files ?? []).forEach((path, i) => {
     const recipe = profile.recipe;
     if (threaded.has(i) && recipe !== undefined) sources.push(workerSource({ path, name: path, recipe, maxLineBytes: options.maxLineBytes }, stats, progress));
@@ -173,12 +175,13 @@ export function selectRules(ids: readonly string[] | undefined): readonly Rule[]
   });
 }
 
-/** A clear InputError for a missing, unreadable or directory path, before any reading starts. */
-export async function checkReadable(path: string): Promise<void> {
+/** A clear InputError for a missing, unreadable or directory path, before any reading starts; else its size in bytes. */
+export async function checkReadable(path: string): Promise<number> {
   try {
     const st = await stat(path);
     if (st.isDirectory()) throw new InputError(`cannot read ${path}: it is a directory`);
     await access(path, constants.R_OK);
+    return st.size;
   } catch (err) {
     if (err instanceof InputError) throw err;
     throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
@@ -198,18 +201,16 @@ async function* counted(chunks: AsyncIterable<Buffer>, name: string, progress: P
   }
 }
 
-/** Which of the files (by index) a worker thread parses. */
-async function filesForWorkers(files: readonly string[], profile: Profile, mode: 'auto' | 'on' | 'off'): Promise<Set<number>> {
+/** Which of the files (by index; `undefined` size: stdin) a worker thread parses. */
+function filesForWorkers(sizes: readonly (number | undefined)[], profile: Profile, mode: 'auto' | 'on' | 'off'): Set<number> {
   const chosen = new Set<number>();
   if (mode === 'off' || profile.recipe === undefined || (mode === 'auto' && availableParallelism() < 3)) return chosen;
-  const sizes: { i: number; size: number }[] = [];
-  for (let i = 0; i < files.length; i++) {
-    if (files[i] === '-') continue;
-    const { size } = await stat(files[i]!);
-    if (mode === 'on' || size >= WORKER_MIN_BYTES) sizes.push({ i, size });
-  }
-  sizes.sort((a, b) => b.size - a.size || a.i - b.i);
-  for (const { i } of sizes.slice(0, maxWorkers())) chosen.add(i);
+  const candidates: { i: number; size: number }[] = [];
+  sizes.forEach((size, i) => {
+    if (size !== undefined && (mode === 'on' || size >= WORKER_MIN_BYTES)) candidates.push({ i, size });
+  });
+  candidates.sort((a, b) => b.size - a.size || a.i - b.i);
+  for (const { i } of candidates.slice(0, maxWorkers())) chosen.add(i);
   return chosen;
 }
 

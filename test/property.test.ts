@@ -870,8 +870,8 @@ describe('property: input accounting reconciles', () => {
 });
 
 describe('property: input accounting reconciles (valid lines in every allowed shape)', () => {
-  // Fails today (see the report): a valid line whose extra fields hold a nested key named like a
-  // canonical one ("error":{"type":…}), or a key ending in such a name ("a\"ts"), is counted as
+  // Guards a bug this property found: a valid line whose extra fields hold a nested key named like
+  // a canonical one ("error":{"type":…}), or a key ending in such a name ("a\"ts"), was counted as
   // invalid ("key … appears more than once") when read from a file or stream.
   it('a valid event line is an event whatever extra fields it carries, and big tokens as JSON numbers are exact', async () => {
     const arb = configArb('mixed').chain((cfg) => {
