@@ -16,6 +16,7 @@ import type { Profile } from './profiles/types.js';
 import { rules as allRules } from './rules/index.js';
 import type { Rule } from './rules/types.js';
 import { VERSION } from './version.js';
+import { verdictOf, verdictReasons } from './verdict.js';
 
 export interface AnalyzeOptions {
   /** Paths to read; `-` is stdin. Gzip is detected by its magic bytes. */
@@ -254,13 +255,17 @@ async function* recordEvents(records: readonly Record<string, unknown>[], chosen
 
 export function buildReport(engine: Engine, stats: InputStats): Report {
   const resources = engine.resources();
-  const byReadiness: Record<Readiness, number> = { verified: 0, violated: 0, untested: 0 };
+  const byReadiness: Record<Readiness, number> = { violated: 0, inconclusive: 0, unconfirmed: 0, verified: 0, untested: 0 };
   for (const r of resources) byReadiness[r.readiness]++;
-  const verdict: Readiness = byReadiness.violated > 0 ? 'violated' : byReadiness.verified > 0 ? 'verified' : 'untested';
+  const verdict = verdictOf(resources);
+  const input = stats.summary();
+  const reasons = verdictReasons({ resources, findings: engine.findings, input, writeEvents: engine.writeEvents, untrackedEvents: engine.untrackedEvents }, verdict);
   return {
-    tool: { name: 'stalewrite', version: VERSION, reportFormat: 1 },
+    tool: { name: 'stalewrite', version: VERSION, reportFormat: 2 },
     summary: {
       verdict,
+      reasons,
+      writeEvents: engine.writeEvents,
       findings: engine.findings.length + engine.findingsOmitted,
       findingsOmitted: engine.findingsOmitted,
       bySeverity: { ...engine.bySeverity },
@@ -272,6 +277,6 @@ export function buildReport(engine: Engine, stats: InputStats): Report {
     },
     findings: engine.findings,
     resources,
-    input: stats.summary(),
+    input,
   };
 }

@@ -3,7 +3,8 @@
  * and collects findings. Synchronous and push-based, so findings can be streamed as they happen.
  */
 import { fieldsOf, retain, type LockEvent } from './model/event.js';
-import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity } from './model/report.js';
+import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity, Uncertainty } from './model/report.js';
+import { formatToken } from './model/format.js';
 import { isoOf } from './model/time.js';
 import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
 import { DEFAULT_MAX_OPERATIONS, OperationIndex } from './timeline/operations.js';
@@ -55,6 +56,8 @@ export class Engine {
   readonly operations: OperationIndex;
   readonly options: RuleOptions;
   readonly byRule: Record<string, number> = {};
+  /** Write events taken (decisions and worker views), including those of untracked resources. */
+  writeEvents = 0;
   private readonly timelines = new Map<string, ResourceTimeline>();
   private readonly handlers: Map<string, { rule: Rule; handle: NonNullable<Rule['on'][keyof Rule['on']]> }[]>;
   private readonly maxFindings: number;
@@ -112,6 +115,7 @@ export class Engine {
   }
 
   push(event: LockEvent): void {
+    if (event.type === 'write') this.writeEvents++;
     // Consecutive events often name the same resource: one comparison instead of a map lookup.
     let timeline = this.lastTimeline !== undefined && this.lastTimeline.resource === event.resource ? this.lastTimeline : this.timelines.get(event.resource);
     if (timeline === undefined) {
@@ -189,10 +193,25 @@ export class Engine {
     const rule = this.currentRule!;
     const timeline = this.currentTimeline!;
     const severity: Severity = input.severity ?? rule.meta.severity;
-    let certainty: Certainty = input.certainty ?? this.certaintyOf(input.order);
-    if (input.inferred && certainty === 'definite') certainty = 'likely';
+    let certainty: Certainty;
+    let uncertainty: Uncertainty | undefined = input.uncertainty;
+    if (input.certainty !== undefined) certainty = input.certainty;
+    else {
+      const o = this.orderCertainty(input.order);
+      certainty = o.certainty;
+      uncertainty ??= o.uncertainty;
+    }
+    if (input.inferred && certainty === 'definite') {
+      certainty = 'likely';
+      uncertainty ??= {
+        kind: 'inferred-end',
+        decide: "it rests on a lease end inferred as last renewal + ttl; log the lease's end (expire, revoke or release) to make it definite",
+      };
+    }
+    if (certainty === 'definite') uncertainty = undefined;
     timeline.findings++;
     if (severity === 'error' && certainty !== 'possible') timeline.errorFindings++;
+    if (severity === 'error' && certainty === 'possible') timeline.possibleErrorFindings++;
     this.bySeverity[severity]++;
     if (certainty === 'possible') this.possibleBySeverity[severity]++;
     this.byRule[rule.meta.id] = (this.byRule[rule.meta.id] ?? 0) + 1;
@@ -214,6 +233,10 @@ export class Engine {
       evidence: input.evidence.map(toEvidence),
     };
     if (input.details !== undefined) finding.details = input.details;
+    if (uncertainty !== undefined) finding.uncertainty = uncertainty;
+    if (severity === 'error' && certainty === 'possible' && timeline.firstUncertain === undefined) {
+      timeline.firstUncertain = { finding: finding.id, rule: finding.rule, decide: uncertainty?.decide };
+    }
     const subject = input.subject ?? input.evidence[input.evidence.length - 1]?.event;
     const at = input.evidence.findIndex((r) => r.event === subject && r.inferredEnd === undefined);
     if (at !== -1) finding.evidence[at]!.decisive = true;
@@ -228,16 +251,60 @@ export class Engine {
   }
 
   /**
-   * Certainty of an order between two events: definite within one source (the file keeps its
-   * own order), likely across sources whose timestamps differ by more than the skew bound,
-   * possible when they are closer than that.
+   * Certainty of an order between two events, and what would decide it. Definite within one clock
+   * domain (`source`): one file keeps its own order, and files of one domain share a clock, except
+   * when their timestamps are equal (the order is then only the merge's tie-break). Across domains:
+   * likely when the timestamps are further apart than the skew bound, possible when closer.
    */
-  private certaintyOf(order: readonly [LockEvent, LockEvent] | undefined): Certainty {
-    if (order === undefined) return 'definite';
+  private orderCertainty(order: readonly [LockEvent, LockEvent] | undefined): { certainty: Certainty; uncertainty?: Uncertainty } {
+    if (order === undefined) return { certainty: 'definite' };
     const [a, b] = order;
-    if (a.source === b.source) return 'definite';
-    return b.ts - a.ts > this.options.clockSkewMs ? 'likely' : 'possible';
+    const gapMs = b.ts - a.ts;
+    const skew = this.options.clockSkewMs;
+    const between = [a, b].map((e) => ({ file: e.file, line: e.line, source: e.source, ts: isoOf(e.ts) }));
+    const what = a.type === b.type ? `the two ${a.type}s` : `the ${a.type} and the ${b.type}`;
+    if (a.source === b.source) {
+      if (a.file === b.file || gapMs !== 0) return { certainty: 'definite' };
+      return {
+        certainty: 'possible',
+        uncertainty: {
+          kind: 'same-timestamp',
+          between,
+          gapMs: 0,
+          clockSkewMs: skew,
+          decide: `${what} carry the same timestamp in different files (${a.file}, ${b.file}) of one clock domain (${a.source}), so their order is only the merge's tie-break; with finer timestamps, or both in one file, this finding would be definite`,
+        },
+      };
+    }
+    const ms = fmtMs(gapMs);
+    if (gapMs > skew) {
+      return {
+        certainty: 'likely',
+        uncertainty: {
+          kind: 'clock-skew',
+          between,
+          gapMs,
+          clockSkewMs: skew,
+          decide: `${what} are ${ms} ms apart in different clock domains (${a.source}, ${b.source}), more than --clock-skew ${fmtMs(skew)} ms; with both in one clock domain (\`source\`) this finding would be definite`,
+        },
+      };
+    }
+    const bound = gapMs > 0 ? `with a clock-skew bound under ${ms} ms, or ` : '';
+    return {
+      certainty: 'possible',
+      uncertainty: {
+        kind: 'clock-skew',
+        between,
+        gapMs,
+        clockSkewMs: skew,
+        decide: `${what} are ${ms} ms apart in different clock domains (${a.source}, ${b.source}), within --clock-skew ${fmtMs(skew)} ms; ${bound}with both files in one clock domain (\`source\`), this finding would be definite`,
+      },
+    };
   }
+}
+
+function fmtMs(ms: number): string {
+  return String(Math.round(ms * 1000) / 1000);
 }
 
 function viewRole(view: LockEvent): string {
@@ -295,28 +362,46 @@ function summarise(t: ResourceTimeline): ResourceSummary {
   };
 }
 
-/** The article's readiness criterion, per resource. */
+/** The article's readiness criterion, per resource (README "Readiness"). */
 export function readinessOf(t: ResourceTimeline): { readiness: Readiness; reason: string } {
   if (t.errorFindings > 0) {
-    return { readiness: 'violated', reason: `${plural(t.errorFindings, 'error finding')} on this resource` };
+    return { readiness: 'violated', reason: `${plural(t.errorFindings, 'definite or likely error finding')} on this resource` };
+  }
+  if (t.possibleErrorFindings > 0) {
+    const u = t.firstUncertain;
+    const which = u === undefined ? '' : ` (${u.finding} ${u.rule})`;
+    return {
+      readiness: 'inconclusive',
+      reason: `${plural(t.possibleErrorFindings, 'error finding')}${which} only possible${u?.decide !== undefined ? `: ${u.decide}` : ''}`,
+    };
+  }
+  if (t.staleWritesAccepted > 0) {
+    // Seen by the state, reported by no rule (rules deselected): still not a pass.
+    const s = t.firstAcceptedStale!;
+    return {
+      readiness: 'inconclusive',
+      reason: `${plural(t.staleWritesAccepted, 'stale write')} accepted (${staleText(s)}) but judged by no rule that was run`,
+    };
   }
   if (t.staleWrites === 0 && t.oldHandleReleases === 0) {
     return { readiness: 'untested', reason: 'no stale request was seen, so the logs do not show whether old tokens are rejected' };
   }
   const notExplicit = t.staleWrites - t.staleWritesExplicit - t.staleWritesAccepted;
   if (notExplicit > 0) {
+    const s = t.firstNotExplicit!;
     return {
-      readiness: 'untested',
-      reason: `${plural(notExplicit, 'stale write')} got rejected, error or timeout instead of an explicit rejected-stale-fence`,
+      readiness: 'unconfirmed',
+      reason: `${plural(notExplicit, 'stale write')} got ${s.result === 'error' ? 'an error' : s.result === 'timeout' ? 'a timeout' : 'a plain rejected'}${notExplicit > 1 ? ' or another generic answer' : ''} (${staleText(s)}) instead of an explicit rejected-stale-fence, so the logs do not show the token check`,
     };
-  }
-  if (t.staleWritesAccepted > 0) {
-    return { readiness: 'untested', reason: `${plural(t.staleWritesAccepted, 'write')} with an equal token from another lease accepted` };
   }
   const parts: string[] = [];
   if (t.staleWrites > 0) parts.push(`${plural(t.staleWrites, 'stale write')} got rejected-stale-fence`);
   if (t.oldHandleReleases > 0) parts.push(`${plural(t.oldHandleReleases, 'old-handle release')} rejected`);
   return { readiness: 'verified', reason: parts.join('; ') };
+}
+
+function staleText(s: { token?: bigint; highest?: bigint }): string {
+  return s.token === s.highest ? `token ${formatToken(s.token)} again, from another lease` : `token ${formatToken(s.token)} after token ${formatToken(s.highest)}`;
 }
 
 function plural(n: number, noun: string): string {

@@ -15,3 +15,5 @@ export { parseTimestamp } from './model/time.js';
 export { renderJson } from './report/json.js';
 export { renderTable } from './report/table.js';
 export { VERSION } from './version.js';
+export { exitCodeFor, EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INCONCLUSIVE, type FailPolicy } from './model/policy.js';
+export { READINESS } from './model/report.js';

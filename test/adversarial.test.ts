@@ -32,7 +32,7 @@ async function analyseCase(name: string, content: string | Buffer, expectReason:
   }
   const report = JSON.parse(r.stdout);
   const i = report.input;
-  expect(i.lines + i.expanded).toBe(i.events + i.blank + i.ignored + i.invalid);
+  expect(i.lines + i.expanded).toBe(i.events + i.blank + i.ignored + i.invalid + i.joined);
   const p = report.input.problems.find((x: { reason: string }) => expectReason.test(x.reason));
   expect(p, `${name}: ${JSON.stringify(report.input.problems)}`).toBeDefined();
   if (line !== undefined) expect(p.line).toBe(line);
@@ -111,9 +111,14 @@ describe('size', () => {
 
   it('an empty file and a file of blank lines', async () => {
     for (const [name, content, blank] of [['empty.ndjson', '', 0], ['blank.ndjson', '\n  \n\t\n\r\n', 4]] as const) {
+      // Nothing analysed is never a pass: exit 2 with a message, unless the pipeline says empty is fine.
       const r = await runCli(['analyze', '-f', 'json', file(name, content)]);
-      expect(r.code).toBe(0);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(/no events in the input/);
       expect(JSON.parse(r.stdout).input).toMatchObject({ lines: blank, blank, events: 0, invalid: 0 });
+      const ok = await runCli(['analyze', '-f', 'json', '--allow-empty', file(name, content)]);
+      expect(ok.code).toBe(0);
+      expect(JSON.parse(ok.stdout).summary).toMatchObject({ verdict: 'untested', reasons: [{ id: 'no-events' }] });
     }
   });
 });

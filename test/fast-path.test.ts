@@ -100,6 +100,9 @@ describe('canonical fast path', () => {
       '\ufeff{"ts":"2026-03-01T10:00:00.000Z","type":"acquire","resource":"r"}',
       '{}',
       '[]',
+      `{${base},"hostname":"a","hostname":"b"}`, // the clock domain written twice
+      `{${base},"hostname":7}`,
+      `{${base},"hostname":""}`,
     ];
     for (const line of declined) {
       expect(fastCanonicalEvent(line, origin), line).toBeUndefined();
@@ -113,12 +116,16 @@ describe('canonical fast path', () => {
       `{"ts":1772359200000,"type":"keepalive","resource":"r","result":"failed","observer":"worker","source":"host-1"}`,
       `{"ts":"2026-03-01T11:00:00.5+01:00","type":"expire","resource":"ключ ✓"}`,
       `{${base},"fenceToken":"007","ownerId":""}`,
+      `{${base},"hostname":"app-1","pid":7}`, // pino: the host is the clock domain
+      `{${base},"hostname":"app-1","source":"db"}`, // source wins
     ];
     for (const line of taken) expect(check(line), line).toBe(true);
+    expect(fastCanonicalEvent(taken[7]!, origin)!.source).toBe('app-1');
+    expect(fastCanonicalEvent(taken[8]!, origin)!.source).toBe('db');
   });
 
   it('agrees with the general path on generated lines', () => {
-    const key = fc.constantFrom('ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source', 'msg', 'value', 'latencyMs', 'x');
+    const key = fc.constantFrom('ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source', 'hostname', 'msg', 'value', 'latencyMs', 'x');
     const str = fc.oneof(
       fc.constantFrom('acquire', 'write', 'release', 'keepalive', 'expire', 'revoke', 'granted', 'busy', 'accepted', 'rejected-stale-fence', 'ok', 'worker', 'resource', 'authority', '', '12', '007', '2026-03-01T10:00:00.000Z', '2026-03-01T10:00:00Z', '1970-01-01T00:00:00Z'),
       fc.string({ maxLength: 6 }),

@@ -17,6 +17,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze.js';
 import type { Finding, Report } from '../src/model/report.js';
+import { DEFAULT_POLICY, exitCodeFor } from '../src/model/policy.js';
 
 type Rec = Record<string, unknown>;
 
@@ -698,6 +699,9 @@ describe('property: an injected fault is found, on the right resource', () => {
           if (otherErrors.length > 0) fail(`error findings on untouched resources: ${otherErrors.map((f) => `${f.rule}@${f.resource}`).join(', ')}`, events, report);
           const readiness = report.resources.find((r) => r.resource === target)?.readiness;
           if (oneClock && readiness !== 'violated') fail(`expected ${target} to be violated, got ${readiness}`, events, report);
+          // Whatever the certainty, a flagged stale write never looks like a pass.
+          if (readiness !== 'violated' && readiness !== 'inconclusive') fail(`a fault flagged on ${target} left it ${readiness}`, events, report);
+          if (exitCodeFor(report, DEFAULT_POLICY) === 0) fail(`exit 0 with ${rule} on ${target} (${hits.map((f) => f.certainty).join(', ')})`, events, report);
         }),
         { seed: 4242 + i, numRuns: RUNS.fault },
       );
@@ -737,6 +741,11 @@ describe('property: split by source = merged', () => {
         const readiness = (r: Report) => r.resources.map((x) => `${x.resource}:${x.readiness}`).join(' ');
         if (readiness(merged) !== readiness(split)) fail(`readiness differs: merged ${readiness(merged)}, split ${readiness(split)}`, written, merged);
         if (split.input.events !== events.length || merged.input.events !== events.length) fail(`events lost: ${JSON.stringify(split.input.problems)}`, written, merged);
+        // No input exits 0 while an accepted stale write was flagged with any certainty.
+        for (const r of [merged, split, plain]) {
+          const flagged = r.findings.filter((f) => (f.rule === 'accepted-stale-write' || f.rule === 'accepted-equal-token') && f.severity === 'error');
+          if (flagged.length > 0 && exitCodeFor(r, DEFAULT_POLICY) === 0) fail(`exit 0 with ${flagged.map((f) => `${f.rule} (${f.certainty})`).join(', ')}`, written, r);
+        }
       }),
       { seed: 777, numRuns: RUNS.split },
     );
@@ -809,7 +818,7 @@ const garbageArb: fc.Arbitrary<string> = fc.oneof(
 const blankArb = fc.constantFrom('', ' ', '\t', '   \t ', '\r', '\u000b', '\f');
 
 describe('property: input accounting reconciles', () => {
-  it('lines + expanded = events + blank + ignored + invalid, and invalid = garbage lines', async () => {
+  it('lines + expanded = events + blank + ignored + invalid + joined, and invalid = garbage lines', async () => {
     const arb = configArb('mixed').chain((cfg) => {
       const { events } = simulate(cfg);
       const valid = events.map((e) => JSON.stringify(e));
@@ -853,7 +862,7 @@ describe('property: input accounting reconciles', () => {
         const i = report.input;
         const history = lines.map((l) => ({ line: l.length > 200 ? `${l.slice(0, 200)}… (${l.length} chars)` : l }));
         const counts = JSON.stringify({ lines: i.lines, expanded: i.expanded, events: i.events, blank: i.blank, ignored: i.ignored, invalid: i.invalid });
-        if (i.lines + i.expanded !== i.events + i.blank + i.ignored + i.invalid) fail(`does not reconcile: ${counts}`, history);
+        if (i.lines + i.expanded !== i.events + i.blank + i.ignored + i.invalid + i.joined) fail(`does not reconcile: ${counts}`, history);
         if (i.invalid !== garbage) fail(`invalid ${i.invalid}, expected ${garbage}: ${JSON.stringify(i.problems)}`, history);
         if (i.events !== valid.length) fail(`events ${i.events}, expected ${valid.length}: ${counts}`, history);
         if (i.blank !== blank) fail(`blank ${i.blank}, expected ${blank}: ${counts}`, history);
@@ -862,7 +871,7 @@ describe('property: input accounting reconciles', () => {
         const named = i.problems.map((p) => p.line).join(',');
         if (named !== garbageAt.join(',')) fail(`problems name lines ${named}, the garbage is on lines ${garbageAt.join(',')}`, history);
         const f = i.files[0]!;
-        if (f.lines + f.expanded !== f.events + f.blank + f.ignored + f.invalid) fail(`file summary does not reconcile: ${JSON.stringify(f)}`, history);
+        if (f.lines + f.expanded !== f.events + f.blank + f.ignored + f.invalid + f.joined) fail(`file summary does not reconcile: ${JSON.stringify(f)}`, history);
       }),
       { seed: 99, numRuns: RUNS.accounting },
     );
@@ -894,7 +903,7 @@ describe('property: input accounting reconciles (valid lines in every allowed sh
           const shown = i.problems.map((p) => `line ${p.line}: ${lines[p.line - 1]}\n  -> ${p.reason}`).join('\n');
           fail(`${i.invalid} valid line(s) reported invalid:\n${shown}`, history);
         }
-        if (i.lines + i.expanded !== i.events + i.blank + i.ignored + i.invalid) fail(`does not reconcile: ${JSON.stringify(i)}`, history);
+        if (i.lines + i.expanded !== i.events + i.blank + i.ignored + i.invalid + i.joined) fail(`does not reconcile: ${JSON.stringify(i)}`, history);
         // The same records as objects (tokens as strings): the same tokens, read exactly.
         const plain = await analyze({ events: events.map((e, k) => ({ ...e, ...decor[k]!.extras })) });
         const tokens = (r: Report) => r.resources.map((x) => `${x.resource}:${x.highestAcceptedToken}`).join(' ');

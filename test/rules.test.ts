@@ -117,7 +117,8 @@ describe('token-not-monotonic and overlapping-leases', () => {
   it('certainty of an overlap follows what is known of the live lease', async () => {
     const noTtl = await run([acquire(0, 'A', 'l1', 1), acquire(1, 'B', 'l2', 2)]);
     expect(of(noTtl, 'overlapping-leases').map((f) => f.certainty)).toEqual(['possible']);
-    expect(noTtl.resources[0]!.readiness).toBe('untested'); // possible findings do not violate
+    expect(noTtl.resources[0]!.readiness).toBe('inconclusive'); // possible findings do not violate, but never pass
+    expect(of(noTtl, 'overlapping-leases')[0]!.uncertainty).toMatchObject({ kind: 'unknown-end' });
     const withTtl = await run([acquire(0, 'A', 'l1', 1, { ttlMs: 10000 }), acquire(1, 'B', 'l2', 2)]);
     expect(of(withTtl, 'overlapping-leases').map((f) => f.certainty)).toEqual(['likely']);
     expect(withTtl.resources[0]!.readiness).toBe('violated');
@@ -130,7 +131,8 @@ describe('stale-not-explicit', () => {
   it('flags a stale write answered with a generic error', async () => {
     const r = await run([write(1, 'B', 'l2', 2, 'accepted'), write(2, 'A', 'l1', 1, 'timeout'), write(3, 'A', 'l1', 1, 'rejected-stale-fence')]);
     expect(of(r, 'stale-not-explicit')).toHaveLength(1);
-    expect(r.resources[0]!.readiness).toBe('untested');
+    expect(r.resources[0]!.readiness).toBe('unconfirmed');
+    expect(r.resources[0]!.reason).toMatch(/1 stale write got a timeout \(token 1 after token 2\) instead of an explicit rejected-stale-fence/);
   });
 });
 

@@ -1,14 +1,48 @@
-/** Which findings fail a run: at or above --fail-on, and definite or likely unless possible ones are included. */
-import type { Finding, Severity } from './report.js';
+/**
+ * Which runs fail, and how (README "Exit codes"): findings at or above --fail-on that are definite
+ * or likely (possible ones too with includePossible) fail with 1; a run that is only inconclusive
+ * fails with 3 unless allowInconclusive; with requireTested, so does one that showed no stale
+ * request answered explicitly.
+ */
+import type { Finding, Report, Severity } from './report.js';
 
 export type FailOn = Severity | 'none';
 
 export interface FailPolicy {
   failOn: FailOn;
+  /** Findings of certainty `possible` count as confirmed ones (exit 1 instead of 3). */
   includePossible: boolean;
+  /** An inconclusive run exits 0 instead of 3 (its headline still says inconclusive). */
+  allowInconclusive?: boolean;
+  /** A run whose verdict is `untested` or `unconfirmed` exits 3. */
+  requireTested?: boolean;
 }
 
 export const DEFAULT_POLICY: FailPolicy = { failOn: 'error', includePossible: false };
+
+export const EXIT_OK = 0;
+export const EXIT_FINDINGS = 1;
+export const EXIT_USAGE = 2;
+export const EXIT_INCONCLUSIVE = 3;
+
+/** The exit code of an analysed run (input problems, exit 2, are the CLI's). */
+export function exitCodeFor(report: Report, policy: FailPolicy): number {
+  const s = report.summary;
+  if (policy.failOn !== 'none') {
+    const count = (b: Record<Severity, number>) => (policy.failOn === 'error' ? b.error : policy.failOn === 'warning' ? b.error + b.warning : b.error + b.warning + b.info);
+    const all = count(s.bySeverity);
+    const possible = count(s.possibleBySeverity);
+    if (all - (policy.includePossible ? 0 : possible) > 0 || s.verdict === 'violated') return EXIT_FINDINGS;
+    if (!policy.allowInconclusive && (s.verdict === 'inconclusive' || possible > 0)) return EXIT_INCONCLUSIVE;
+  }
+  if (policy.requireTested && (s.verdict === 'untested' || s.verdict === 'unconfirmed')) return EXIT_INCONCLUSIVE;
+  return EXIT_OK;
+}
+
+/** Does this run fail only for being inconclusive or untested (exit 3)? For reporters' wording. */
+export function isInconclusiveExit(report: Report, policy: FailPolicy): boolean {
+  return exitCodeFor(report, policy) === EXIT_INCONCLUSIVE;
+}
 
 const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1 };
 

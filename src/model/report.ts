@@ -3,14 +3,25 @@
 export type Severity = 'error' | 'warning' | 'info';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
 export type Certainty = 'definite' | 'likely' | 'possible';
-export type Readiness = 'verified' | 'violated' | 'untested';
+/**
+ * Per resource, worst first: `violated` (a definite or likely error), `inconclusive` (only
+ * possible errors), `unconfirmed` (a stale request answered without an explicit stale result),
+ * `verified` (stale requests seen and all explicitly rejected), `untested` (no stale request seen).
+ */
+export type Readiness = 'violated' | 'inconclusive' | 'unconfirmed' | 'verified' | 'untested';
+export const READINESS: readonly Readiness[] = ['violated', 'inconclusive', 'unconfirmed', 'verified', 'untested'];
 
-/** Violated first, then verified, then untested; by resource key within each. */
+/** Worst first (see READINESS), then by resource key. */
 export function byReadiness(a: ResourceSummary, b: ResourceSummary): number {
   return READINESS_ORDER[a.readiness] - READINESS_ORDER[b.readiness] || (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0);
 }
 
-const READINESS_ORDER: Record<Readiness, number> = { violated: 0, verified: 1, untested: 2 };
+const READINESS_ORDER: Record<Readiness, number> = { violated: 0, inconclusive: 1, unconfirmed: 2, verified: 3, untested: 4 };
+
+/** The worse of two readiness values (the overall verdict is the worst over resources). */
+export function worse(a: Readiness, b: Readiness): Readiness {
+  return READINESS_ORDER[a] <= READINESS_ORDER[b] ? a : b;
+}
 
 export interface EvidenceItem {
   /** What this event proves in the finding, e.g. "newer accepted write", "late write". */
@@ -38,6 +49,26 @@ export interface EvidenceItem {
   decisive?: boolean;
 }
 
+/** Where a finding's order came from, when it is not definite: what would decide it. */
+export interface Uncertainty {
+  /**
+   * `clock-skew`: two events from different clock domains closer than --clock-skew (or, when
+   * likely, further apart but still across clocks); `same-timestamp`: two events of one clock
+   * domain in different files with equal timestamps, ordered only by the merge's tie-break;
+   * `inferred-end`: a lease end computed as last renewal + ttl; `unknown-end`: a lease with no
+   * logged end and no TTL.
+   */
+  kind: 'clock-skew' | 'same-timestamp' | 'inferred-end' | 'unknown-end';
+  /** The two events the order rests on, earlier first (as the merge placed them). */
+  between?: { file: string; line: number; source: string; ts: string }[];
+  /** Time between them, ms (clock-skew and same-timestamp). */
+  gapMs?: number;
+  /** The --clock-skew bound in force, ms. */
+  clockSkewMs?: number;
+  /** One sentence: the evidence or setting that would make the finding definite. */
+  decide: string;
+}
+
 export interface Finding {
   id: string;
   rule: string;
@@ -52,6 +83,21 @@ export interface Finding {
   evidence: EvidenceItem[];
   /** Structured figures behind the finding, where the rule has them (e.g. busy-rate-rising). */
   details?: Record<string, unknown>;
+  /** Why the certainty is not definite, and what would decide it (absent for definite findings). */
+  uncertainty?: Uncertainty;
+}
+
+/** One reason behind the overall verdict, for the headline: an id plus its sentence. */
+export interface VerdictReason {
+  /**
+   * `no-events`, `no-writes`, `mostly-unread`, `untracked`, `uncertain` (a possible error
+   * finding), `not-explicit` (unconfirmed), `no-stale-request` (untested).
+   */
+  id: string;
+  message: string;
+  /** The finding or resource the reason is about, when it is about one. */
+  finding?: string;
+  resource?: string;
 }
 
 export interface ResourceSummary {
@@ -75,7 +121,7 @@ export interface Problem {
   reason: string;
 }
 
-/** How lines were accounted for. Always: lines + expanded = events + blank + ignored + invalid. */
+/** How lines were accounted for. Always: lines + expanded = events + blank + ignored + invalid + joined. */
 export interface LineCounts {
   lines: number;
   events: number;
@@ -84,6 +130,8 @@ export interface LineCounts {
   invalid: number;
   /** Records beyond the first on lines that hold several (OTLP export batches); 0 otherwise. */
   expanded: number;
+  /** Physical lines merged into a following line (partial lines of a container log wrapper); 0 otherwise. */
+  joined: number;
 }
 
 export interface FileSummary extends LineCounts {
@@ -92,6 +140,8 @@ export interface FileSummary extends LineCounts {
   error?: string;
   /** The profile `--profile auto` chose for this input. */
   profile?: string;
+  /** The container log wrapper detected and unwrapped in this input: `docker`, `cri` or `kubectl`. */
+  wrapper?: 'docker' | 'cri' | 'kubectl';
 }
 
 export interface InputSummary extends LineCounts {
@@ -120,9 +170,13 @@ export interface ResourceTimelineView {
 }
 
 export interface Report {
-  tool: { name: 'stalewrite'; version: string; reportFormat: 1 };
+  tool: { name: 'stalewrite'; version: string; reportFormat: 2 };
   summary: {
     verdict: Readiness;
+    /** Why the verdict is what it is (always at least one unless violated by definite findings only), most important first. */
+    reasons: VerdictReason[];
+    /** Write events read (decisions and worker views), of `input.events`. */
+    writeEvents: number;
     findings: number;
     /** Findings detected but not listed, past the cap. */
     findingsOmitted: number;

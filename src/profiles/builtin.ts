@@ -21,7 +21,8 @@ export const APP_FIELDS: Record<string, string[]> = {
   ttlMs: ['ttlMs', 'ttl_ms'],
   result: ['result', 'outcome'],
   observer: ['observer', 'role'],
-  source: ['source'],
+  // The clock domain: a host's logs share one clock. Not a bare `host`: in access logs that is often the HTTP target.
+  source: ['source', 'hostname', 'host.name'],
 };
 
 const re = (pattern: string) => ({ regex: pattern, flags: 'i' });
@@ -83,7 +84,7 @@ export const OTLP_JSON: MappingSpec = {
     ts: ['timeUnixNano', 'observedTimeUnixNano'],
     message: ['body', 'event'],
     ownerId: [...APP_FIELDS.ownerId!, 'service.instance.id', 'host.name'],
-    source: ['source', 'service.instance.id', 'host.name'],
+    source: ['source', 'host.name', 'service.instance.id'],
   },
   match: APP_RULES,
   defaults: { observer: 'worker' },

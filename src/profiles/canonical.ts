@@ -18,6 +18,8 @@ export const canonical: Profile = {
   toEvent(record, origin) {
     const dup = origin.text === undefined ? undefined : duplicatedKey(origin.text);
     if (dup !== undefined) return `key "${dup}" appears more than once in the line; JSON keeps the last one, which may not be what was meant`;
+    // No time of its own: the container log wrapper's, when the line came in one.
+    if (record.ts === undefined && origin.wrapperTime !== undefined) record = { ...record, ts: origin.wrapperTime };
     if (!validateEvent(record)) return explain(record, validateEvent.errors ?? []);
     const time = parseTimestamp(record.ts);
     if (!time.ok) return time.reason;
@@ -49,7 +51,8 @@ export const canonical: Profile = {
       ttlMs: record.ttlMs as number | undefined,
       result: (record.result as string | undefined) ?? defaultResult(type)!,
       observer: (record.observer as Observer | undefined) ?? defaultObserver(type),
-      source: (record.source as string | undefined) ?? origin.source,
+      // The clock domain: `source`, else the logger's `hostname` (pino, bunyan), else the input.
+      source: (record.source as string | undefined) ?? (typeof record.hostname === 'string' && record.hostname !== '' ? record.hostname : undefined) ?? origin.source,
       file: origin.file,
       line: origin.line,
       record,

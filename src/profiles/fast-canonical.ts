@@ -34,6 +34,8 @@ const K_TTL = 128;
 const K_RESULT = 256;
 const K_OBSERVER = 512;
 const K_SOURCE = 1024;
+/** `hostname` (pino, bunyan): the clock domain when `source` is absent. */
+const K_HOST = 2048;
 
 const TYPES: readonly EventType[] = ['acquire', 'keepalive', 'expire', 'revoke', 'release', 'write'];
 const OBSERVER_NAMES: readonly Observer[] = ['authority', 'worker', 'resource'];
@@ -52,7 +54,7 @@ function keyBit(t: string, start: number, len: number): number {
     case 7:
       return t.startsWith('ownerId', start) ? K_OWNER : t.startsWith('leaseId', start) ? K_LEASE : 0;
     case 8:
-      return t.startsWith('resource', start) ? K_RESOURCE : t.startsWith('observer', start) ? K_OBSERVER : 0;
+      return t.startsWith('resource', start) ? K_RESOURCE : t.startsWith('observer', start) ? K_OBSERVER : t.startsWith('hostname', start) ? K_HOST : 0;
     case 10:
       return t.startsWith('fenceToken', start) ? K_TOKEN : 0;
     case 11:
@@ -146,6 +148,7 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
   let resultStart = 0, resultEnd = 0, resultKind = 0;
   let obsStart = 0, obsEnd = 0, obsKind = 0;
   let srcStart = 0, srcEnd = 0, srcKind = 0;
+  let hostStart = 0, hostEnd = 0, hostKind = 0;
 
   for (;;) {
     if (t.charCodeAt(i) !== 34 /* " */) return undefined;
@@ -202,7 +205,8 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
         case K_TTL: ttlStart = vs; ttlEnd = ve; ttlKind = kind; break;
         case K_RESULT: resultStart = vs; resultEnd = ve; resultKind = kind; break;
         case K_OBSERVER: obsStart = vs; obsEnd = ve; obsKind = kind; break;
-        default: srcStart = vs; srcEnd = ve; srcKind = kind; break;
+        case K_SOURCE: srcStart = vs; srcEnd = ve; srcKind = kind; break;
+        default: hostStart = vs; hostEnd = ve; hostKind = kind; break;
       }
     }
     while (t.charCodeAt(i) === 32) i++;
@@ -284,6 +288,7 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
 
   if ((ownerKind !== 0 && ownerKind !== STRING) || (opKind !== 0 && opKind !== STRING)) return undefined;
   if (srcKind !== 0 && (srcKind !== STRING || srcEnd === srcStart)) return undefined;
+  if (hostKind !== 0 && (hostKind !== STRING || hostEnd === hostStart)) return undefined;
 
   return {
     ts: ms,
@@ -296,7 +301,7 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
     ttlMs,
     result,
     observer,
-    source: srcKind === STRING ? (lastSource = recent(t, srcStart, srcEnd, lastSource)) : origin.source,
+    source: srcKind === STRING ? (lastSource = recent(t, srcStart, srcEnd, lastSource)) : hostKind === STRING ? (lastSource = recent(t, hostStart, hostEnd, lastSource)) : origin.source,
     file: origin.file,
     line: origin.line,
     record: undefined,

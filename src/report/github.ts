@@ -6,6 +6,7 @@
 import type { Finding, Report } from '../model/report.js';
 import { bySeverity } from '../model/policy.js';
 import { escapeGithubData, escapeGithubProperty, escapeTerminal } from './escape.js';
+import { readinessCounts } from './headline.js';
 import { renderStory } from './story.js';
 
 export interface GithubOptions {
@@ -32,7 +33,7 @@ export function renderGithub(report: Report, options: GithubOptions = {}): strin
   left += report.summary.findingsOmitted;
   const s = report.summary;
   lines.push(
-    `::notice title=stalewrite::${escapeGithubData(`verdict ${s.verdict}: ${s.findings} findings (${s.bySeverity.error} error, ${s.bySeverity.warning} warning, ${s.bySeverity.info} info) on ${s.resources} resources; ${report.input.invalid} invalid lines${left > 0 ? `; ${left} findings not annotated (see the step summary or --format json)` : ''}`)}`,
+    `::notice title=stalewrite::${escapeGithubData(`verdict ${s.verdict}: ${s.findings} findings (${s.bySeverity.error} error, ${s.bySeverity.warning} warning, ${s.bySeverity.info} info) on ${readinessCounts(report)}; ${report.input.invalid} invalid lines${left > 0 ? `; ${left} findings not annotated (see the step summary or --format json)` : ''}${s.reasons.length > 0 ? `\n${s.reasons.map((r) => escapeTerminal(r.message)).join('\n')}` : ''}`)}`,
   );
   return lines.join('\n') + '\n';
 }

@@ -7,6 +7,7 @@
  */
 import { byReadiness, type Finding, type Report, type ResourceTimelineView, type TimelineEvent } from '../model/report.js';
 import { escapeHtml as h } from './escape.js';
+import { readinessCounts } from './headline.js';
 import { relative, renderStory } from './story.js';
 
 const W = 960; // drawing width
@@ -32,7 +33,8 @@ export function renderHtml(report: Report): string {
 <title>stalewrite report: ${s.verdict}</title>
 <style>${CSS}</style></head><body>`);
   out.push(`<header><h1>stalewrite report: <span class="v-${s.verdict}">${s.verdict.toUpperCase()}</span></h1>
-<p>${s.findings} finding${s.findings === 1 ? '' : 's'} (${s.bySeverity.error} error, ${s.bySeverity.warning} warning, ${s.bySeverity.info} info) on ${s.resources} resource${s.resources === 1 ? '' : 's'}: ${s.byReadiness.violated} violated, ${s.byReadiness.verified} verified, ${s.byReadiness.untested} untested.</p>
+<p>${s.findings} finding${s.findings === 1 ? '' : 's'} (${s.bySeverity.error} error, ${s.bySeverity.warning} warning, ${s.bySeverity.info} info) on ${h(readinessCounts(report))}.</p>
+${s.reasons.length > 0 ? `<ul class="reasons">${s.reasons.map((r) => `<li>${h(r.message)}</li>`).join('')}</ul>` : ''}
 <nav><b>Index:</b> <a href="#readiness">Readiness</a> · <a href="#timelines">Timelines</a> · <a href="#findings">Findings</a> · <a href="#input">Input health</a></nav></header>`);
 
   out.push(`<section id="readiness"><h2>Readiness</h2><table><thead><tr><th>resource</th><th>readiness</th><th>highest accepted token</th><th>findings</th><th>why</th></tr></thead><tbody>`);
@@ -64,7 +66,7 @@ export function renderHtml(report: Report): string {
   out.push(`</section>`);
 
   const i = report.input;
-  out.push(`<section id="input"><h2>Input health</h2><p>${i.lines} lines = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid</p><table><thead><tr><th>file</th><th>lines</th><th>events</th><th>blank</th><th>ignored</th><th>invalid</th></tr></thead><tbody>`);
+  out.push(`<section id="input"><h2>Input health</h2><p>${i.lines} lines = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid${i.joined > 0 ? ` + ${i.joined} joined (partial container log lines)` : ''}</p><table><thead><tr><th>file</th><th>lines</th><th>events</th><th>blank</th><th>ignored</th><th>invalid</th></tr></thead><tbody>`);
   for (const f of i.files) out.push(`<tr><td>${h(f.file)}${f.error !== undefined ? ` <span class="sev-error">read stopped early: ${h(f.error)}</span>` : ''}</td><td>${f.lines}</td><td>${f.events}</td><td>${f.blank}</td><td>${f.ignored}</td><td>${f.invalid}</td></tr>`);
   out.push(`</tbody></table>`);
   if (i.problems.length > 0) {
@@ -83,7 +85,7 @@ function finding(f: Finding, laneId: string | undefined): string {
     .join('');
   return `<article id="${f.id}" class="finding f-${f.severity}">
 <h3>${f.id} <code>${h(f.rule)}</code> on ${laneId !== undefined ? `<a href="#${laneId}">${h(f.resource)}</a>` : h(f.resource)} <small class="sev-${f.severity}">${f.severity}, ${f.certainty}</small></h3>
-<p>${h(f.message)}</p>
+<p>${h(f.message)}</p>${f.uncertainty !== undefined ? `\n<p class="note">Certainty ${f.certainty}: ${h(f.uncertainty.decide)}</p>` : ''}
 <pre class="story">${renderStory(f).map(h).join('\n')}</pre>
 <table class="row"><tr><th>symptom</th><td>${h(f.symptom)}</td></tr><tr><th>cause</th><td>${h(f.cause)}</td></tr><tr><th>check</th><td>${h(f.check)}</td></tr><tr><th>action</th><td>${h(f.action)}</td></tr></table>
 <table><thead><tr><th>where</th><th>role</th><th>ts</th><th>type</th><th>owner</th><th>lease</th><th>token</th><th>result</th></tr></thead><tbody>${rows}</tbody></table>
@@ -202,7 +204,7 @@ const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:10
 h1{font-size:22px}h2{border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}h3{font-size:15px}
 table{border-collapse:collapse;margin:8px 0;font-size:13px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 code,pre{font-family:ui-monospace,monospace}pre.story{background:#f6f8fa;padding:8px;overflow-x:auto;font-size:12px}
-.v-violated,.sev-error{color:#c62828;font-weight:600}.v-verified{color:#2e7d32;font-weight:600}.v-untested{color:#9e6a00;font-weight:600}.sev-warning{color:#9e6a00}.sev-info{color:#616161}
+.v-violated,.sev-error{color:#c62828;font-weight:600}.v-verified{color:#2e7d32;font-weight:600}.v-untested{color:#616161;font-weight:600}.v-inconclusive,.v-unconfirmed{color:#9e6a00;font-weight:600}.sev-warning{color:#9e6a00}.sev-info{color:#616161}
 .note{color:#616161;font-style:italic}.finding{border-left:4px solid #bbb;padding-left:10px;margin:18px 0}.finding.f-error{border-color:#c62828}.finding.f-warning{border-color:#f9a825}
 tr.decisive{background:#ffebee}.legend{font-size:12px}.sw{display:inline-block;width:10px;height:10px;border-radius:5px;margin:0 3px 0 10px}
 .sw.acc{background:#2e7d32}.sw.stale{background:#1565c0}.sw.rej{background:#ef6c00}.sw.to{background:#8d6e63}.sw.ring{border:2px solid #d50000;background:none;width:8px;height:8px}

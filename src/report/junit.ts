@@ -2,10 +2,13 @@
  * JUnit XML for CI: one testcase per (rule, resource) with findings, whose failure body holds the
  * stories and evidence; one passing testcase per resource that is verified or untested, so a clean
  * run shows passes. Names are unique (GitLab drops repeated ones). Findings below the fail policy
- * pass, with their text in system-out.
+ * pass, with their text in system-out. Findings at or above --fail-on whose certainty is only
+ * `possible` fail as `inconclusive` (pass with allowInconclusive; fail as findings with
+ * includePossible), and with requireTested an untested or unconfirmed resource fails too, as
+ * the exit code does.
  */
 import type { Finding, Report } from '../model/report.js';
-import { DEFAULT_POLICY, isFailing, type FailPolicy } from '../model/policy.js';
+import { atOrAbove, DEFAULT_POLICY, isFailing, type FailPolicy } from '../model/policy.js';
 import { escapeXml as x } from './escape.js';
 import { renderStory } from './story.js';
 
@@ -29,6 +32,7 @@ export function renderJunit(report: Report, policy: FailPolicy = DEFAULT_POLICY)
   for (const list of groups.values()) {
     const first = list[0]!;
     const failing = list.filter((f) => isFailing(f, policy));
+    const uncertain = policy.allowInconclusive ? [] : list.filter((f) => !isFailing(f, policy) && atOrAbove(f.severity, policy.failOn));
     const decisive = first.evidence.find((e) => e.decisive) ?? first.evidence[first.evidence.length - 1];
     const attrs = `classname="${x(`stalewrite.${first.rule}`)}" name="${x(unique(`${first.rule} on ${first.resource}`))}"${decisive !== undefined ? ` file="${x(decisive.file)}" line="${decisive.line}"` : ''} time="0"`;
     const body = list.map(findingText).join('\n\n');
@@ -36,12 +40,23 @@ export function renderJunit(report: Report, policy: FailPolicy = DEFAULT_POLICY)
       failures++;
       const worst = failing[0]!;
       cases.push(`    <testcase ${attrs}>\n      <failure type="${worst.severity}" message="${x(`${list.length} finding${list.length === 1 ? '' : 's'}: ${worst.message}`)}">${x(body)}</failure>\n    </testcase>`);
+    } else if (uncertain.length > 0) {
+      failures++;
+      const u = uncertain[0]!;
+      const why = u.uncertainty?.decide ?? `certainty ${u.certainty}`;
+      cases.push(`    <testcase ${attrs}>\n      <failure type="inconclusive" message="${x(`inconclusive: ${u.message}; ${why}`)}">${x(body)}</failure>\n    </testcase>`);
     } else {
       cases.push(`    <testcase ${attrs}>\n      <system-out>${x(body)}</system-out>\n    </testcase>`);
     }
   }
   for (const r of report.resources) {
     if (r.readiness === 'violated') continue;
+    const v = report.summary.verdict;
+    if (policy.requireTested && (v === 'untested' || v === 'unconfirmed') && (r.readiness === 'untested' || r.readiness === 'unconfirmed')) {
+      failures++;
+      cases.push(`    <testcase classname="stalewrite.readiness" name="${x(unique(`readiness of ${r.resource}: ${r.readiness}`))}" time="0">\n      <failure type="${r.readiness}" message="${x(`${r.readiness} (--require-tested): ${r.reason}`)}">${x(r.reason)}</failure>\n    </testcase>`);
+      continue;
+    }
     cases.push(`    <testcase classname="stalewrite.readiness" name="${x(unique(`readiness of ${r.resource}: ${r.readiness}`))}" time="0">\n      <system-out>${x(r.reason)}</system-out>\n    </testcase>`);
   }
   const i = report.input;

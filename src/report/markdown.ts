@@ -1,6 +1,7 @@
 /** A postmortem-ready Markdown report: summary, readiness, findings by rule with stories, input health. */
 import { byReadiness, type EvidenceItem, type Finding, type Report } from '../model/report.js';
 import { escapeMarkdown as md, escapeTerminal, markdownFence } from './escape.js';
+import { readinessCounts, reasonLines } from './headline.js';
 import { renderStory } from './story.js';
 
 export interface MarkdownOptions {
@@ -20,9 +21,11 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
   out.push(
     `**${s.findings}** finding${s.findings === 1 ? '' : 's'} (${s.bySeverity.error} error, ${s.bySeverity.warning} warning, ${s.bySeverity.info} info` +
       `${s.possibleBySeverity.error + s.possibleBySeverity.warning + s.possibleBySeverity.info > 0 ? `; ${s.possibleBySeverity.error + s.possibleBySeverity.warning + s.possibleBySeverity.info} only possible` : ''}) ` +
-      `on **${s.resources}** resource${s.resources === 1 ? '' : 's'}: ${s.byReadiness.violated} violated, ${s.byReadiness.verified} verified, ${s.byReadiness.untested} untested.`,
+      `on ${readinessCounts(report)}.`,
     '',
   );
+  const reasons = reasonLines(report);
+  if (reasons.length > 0) out.push(...reasons.map((r) => `- ${md(r)}`), '');
   const rules = Object.entries(s.byRule);
   if (rules.length > 0) {
     out.push('| rule | severity | findings |', '|---|---|---|');
@@ -88,6 +91,7 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
 
 function renderFinding(out: string[], f: Finding): void {
   out.push(`#### ${f.id} on ${md(f.resource)} (${f.certainty})`, '', md(f.message), '');
+  if (f.uncertainty !== undefined) out.push(`*Certainty ${f.certainty}:* ${md(f.uncertainty.decide)}`, '');
   const story = renderStory(f).map(escapeTerminal).join('\n');
   const fence = markdownFence(story);
   out.push(`${fence}text`, story, fence, '');

@@ -2,6 +2,7 @@
 import Table from 'cli-table3';
 import { byReadiness, type Finding, type Readiness, type Report, type ResourceSummary } from '../model/report.js';
 import { escapeTerminal as t } from './escape.js';
+import { readinessCounts, reasonLines } from './headline.js';
 import { renderStory } from './story.js';
 
 export interface TableOptions {
@@ -26,7 +27,8 @@ export function renderTable(report: Report, options: TableOptions): string {
 
   out.push(c.bold(`stalewrite: ${c.verdict(s.verdict, s.verdict.toUpperCase())}`) +
     ` (${s.findings} finding${s.findings === 1 ? '' : 's'}: ${s.bySeverity.error} error, ${s.bySeverity.warning} warning, ${s.bySeverity.info} info; ` +
-    `${s.resources} resource${s.resources === 1 ? '' : 's'}: ${s.byReadiness.violated} violated, ${s.byReadiness.verified} verified, ${s.byReadiness.untested} untested)`);
+    `${readinessCounts(report)})`);
+  for (const line of reasonLines(report)) out.push(`  ${t(line)}`);
   out.push('');
 
   if (report.findings.length > 0) {
@@ -41,6 +43,7 @@ export function renderTable(report: Report, options: TableOptions): string {
     for (const f of report.findings.slice(0, maxStories)) {
       out.push(`${f.id} ${f.rule} on ${t(f.resource)}:`);
       for (const line of renderStory(f)) out.push(`  ${t(line)}`);
+      if (f.uncertainty !== undefined) out.push(`  (${f.certainty}: ${t(f.uncertainty.decide)})`);
       out.push('');
     }
     if (report.findings.length > maxStories) out.push(`… stories of ${report.findings.length - maxStories} more findings in --format json`, '');
@@ -62,7 +65,7 @@ export function renderTable(report: Report, options: TableOptions): string {
   }
 
   const i = report.input;
-  out.push(`input: ${i.files.length} file${i.files.length === 1 ? '' : 's'}, ${i.lines} lines${i.expanded > 0 ? ` + ${i.expanded} more records in batches` : ''} = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid`);
+  out.push(`input: ${i.files.length} file${i.files.length === 1 ? '' : 's'}, ${i.lines} lines${i.expanded > 0 ? ` + ${i.expanded} more records in batches` : ''} = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid${i.joined > 0 ? ` + ${i.joined} joined (partial container log lines)` : ''}`);
   const maxProblems = options.maxProblems ?? 10;
   for (const p of i.problems.slice(0, maxProblems)) out.push(`  ${t(p.file)}:${p.line}: ${t(p.reason)}`);
   const more = i.invalid - Math.min(i.problems.length, maxProblems);
@@ -120,6 +123,6 @@ function colors(on: boolean): Colors {
     bold: wrap('1'),
     red,
     severity: (s) => (s === 'error' ? red(s) : s === 'warning' ? yellow(s) : dim(s)),
-    verdict: (v, s) => (v === 'violated' ? red(s) : v === 'verified' ? green(s) : yellow(s)),
+    verdict: (v, s) => (v === 'violated' ? red(s) : v === 'verified' ? green(s) : v === 'untested' ? dim(s) : yellow(s)),
   };
 }

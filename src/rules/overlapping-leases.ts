@@ -1,4 +1,4 @@
-import type { Certainty } from '../model/report.js';
+import type { Certainty, Uncertainty } from '../model/report.js';
 import { ResourceTimeline, type Lease } from '../timeline/timeline.js';
 import { handle } from './describe.js';
 import type { Rule } from './types.js';
@@ -26,10 +26,19 @@ export const overlappingLeases: Rule = {
       if (other === undefined) return;
       let certainty: Certainty = 'possible';
       let basis = 'no end was logged and no TTL is known';
+      let uncertainty: Uncertainty = {
+        kind: 'unknown-end',
+        decide: "the live lease's end was never logged and its TTL is unknown; log its end (expire, revoke or release) or its TTL (ttlMs; a mapping can convert seconds with `units`) to decide it",
+      };
       if (other.ttlMs !== undefined) {
         const left = other.renewTs + other.ttlMs - event.ts;
         certainty = left > options.clockSkewMs ? 'likely' : 'possible';
         basis = `its TTL had ${Math.round(left)}ms left since its last renewal`;
+        uncertainty = {
+          kind: 'inferred-end',
+          clockSkewMs: options.clockSkewMs,
+          decide: `the live lease's end is inferred from its TTL (${Math.round(left)} ms left at the new grant${certainty === 'possible' ? `, within --clock-skew ${options.clockSkewMs} ms` : ''}); log the lease's end (expire, revoke or release) to decide it`,
+        };
       }
       report({
         message: `a lease for ${handle(event)} was granted while ${handle(other)} still held the resource (${basis})`,
@@ -39,6 +48,7 @@ export const overlappingLeases: Rule = {
           { event, role: 'second lease granted' },
         ],
         certainty,
+        uncertainty,
       });
     },
   },

@@ -1,6 +1,6 @@
 /** The rule contract, ESLint-style: metadata (one row of the article's table) plus handlers per event type. */
 import type { EventType, LockEvent } from '../model/event.js';
-import type { Certainty, Finding, Severity } from '../model/report.js';
+import type { Certainty, Finding, Severity, Uncertainty } from '../model/report.js';
 import type { ResourceTimeline } from '../timeline/timeline.js';
 import type { OperationIndex } from '../timeline/operations.js';
 
@@ -45,6 +45,8 @@ export interface ReportInput {
   subject?: LockEvent;
   /** Structured figures behind the finding (e.g. busy shares, latency percentiles). */
   details?: Record<string, unknown>;
+  /** With an explicit `certainty` below definite: why, and what would decide it (the engine fills it in for `order`). */
+  uncertainty?: Uncertainty;
 }
 
 export interface RuleOptions {

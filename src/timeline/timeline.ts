@@ -208,6 +208,13 @@ export class ResourceTimeline {
   findings = 0;
   /** Error findings that are definite or likely (these make the resource violated). */
   errorFindings = 0;
+  /** Error findings that are only possible (these make the resource inconclusive). */
+  possibleErrorFindings = 0;
+  /** The first possible error finding, for the readiness reason. */
+  firstUncertain: { finding: string; rule: string; decide?: string } | undefined;
+  /** The first accepted stale write, and the first stale write answered without an explicit stale result (for reasons). */
+  firstAcceptedStale: { token?: bigint; highest?: bigint } | undefined;
+  firstNotExplicit: { token?: bigint; highest?: bigint; result: string } | undefined;
 
   constructor(resource: string, ringSize: number) {
     this.resource = resource;
@@ -469,7 +476,10 @@ export class ResourceTimeline {
       case 'accepted':
         this.accepted++;
         if (staleness === 'untokened') this.withoutToken++;
-        else if (stale) this.staleWritesAccepted++;
+        else if (stale) {
+          this.staleWritesAccepted++;
+          this.firstAcceptedStale ??= { token: ev.fenceToken, highest: this.highest?.fenceToken };
+        }
         else if (staleness === 'fresh') {
           const lease = this.findLease(ev);
           const kept = retain(ev);
@@ -483,6 +493,7 @@ export class ResourceTimeline {
         break;
       default:
         this.rejectedOther++;
+        if (stale) this.firstNotExplicit ??= { token: ev.fenceToken, highest: this.highest?.fenceToken, result: ev.result };
         break;
     }
   }

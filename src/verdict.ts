@@ -1,0 +1,113 @@
+/**
+ * The overall verdict and the reasons behind it (the headline of every report). The verdict is
+ * the worst readiness over resources (violated, inconclusive, unconfirmed, verified, untested);
+ * the reasons say why, what was not analysed, and what would decide an inconclusive finding.
+ */
+import { READINESS, worse, type Finding, type InputSummary, type Readiness, type ResourceSummary, type VerdictReason } from './model/report.js';
+
+/** Resources named one by one in the reasons at most; the rest are counted. */
+const MAX_NAMED = 5;
+
+export interface VerdictFacts {
+  resources: readonly ResourceSummary[];
+  findings: readonly Finding[];
+  input: InputSummary;
+  writeEvents: number;
+  untrackedEvents: number;
+}
+
+export function verdictOf(resources: readonly ResourceSummary[]): Readiness {
+  let v: Readiness = 'untested';
+  for (const r of resources) v = worse(v, r.readiness);
+  return v;
+}
+
+export function verdictReasons(facts: VerdictFacts, verdict: Readiness): VerdictReason[] {
+  const out: VerdictReason[] = [];
+  const i = facts.input;
+  const unread = i.ignored + i.invalid;
+  const nonBlank = i.lines - i.blank;
+  if (i.events === 0) {
+    out.push({ id: 'no-events', message: noEventsMessage(i) });
+  } else if (facts.writeEvents === 0) {
+    out.push({
+      id: 'no-writes',
+      message: `0 of ${i.events} events are writes: does your profile or mapping map the writes? (\`stalewrite map FILE\` shows what each line became)`,
+    });
+  }
+  if (i.events > 0 && nonBlank > 0 && unread * 2 > nonBlank) {
+    out.push({
+      id: 'mostly-unread',
+      message: `${unread} of ${nonBlank} lines were not read as events (${i.ignored} ignored, ${i.invalid} invalid): is the profile or mapping right? (\`stalewrite map FILE\`)`,
+    });
+  }
+  if (facts.untrackedEvents > 0) {
+    out.push({ id: 'untracked', message: `${facts.untrackedEvents} events of resources past --max-resources were NOT analysed` });
+  }
+  const byReadiness = (r: Readiness) => facts.resources.filter((x) => x.readiness === r);
+  const violated = byReadiness('violated');
+  if (violated.length > 0) {
+    out.push({ id: 'violated', message: `${plural(violated.length, 'resource')} violated: ${names(violated)}` });
+  }
+  const perResource = (readiness: Readiness, id: string) => {
+    const list = byReadiness(readiness);
+    for (const r of list.slice(0, MAX_NAMED)) {
+      const f = facts.findings.find((x) => x.resource === r.resource && x.severity === 'error' && x.certainty === 'possible');
+      const reason: VerdictReason = { id, message: `${r.resource} is ${readiness}: ${r.reason}`, resource: r.resource };
+      if (f !== undefined) reason.finding = f.id;
+      out.push(reason);
+    }
+    if (list.length > MAX_NAMED) out.push({ id, message: `and ${plural(list.length - MAX_NAMED, 'more resource')} ${readiness}` });
+  };
+  perResource('inconclusive', 'uncertain');
+  perResource('unconfirmed', 'not-explicit');
+  if (verdict === 'untested' && i.events > 0 && facts.writeEvents > 0) {
+    out.push({
+      id: 'no-stale-request',
+      message: `no stale request was seen on ${facts.resources.length === 1 ? 'the resource' : `any of ${facts.resources.length} resources`}, so the logs do not show whether old tokens are rejected`,
+    });
+  }
+  if (verdict === 'verified') {
+    const n = byReadiness('verified').length;
+    const untested = byReadiness('untested').length;
+    out.push({
+      id: 'verified',
+      message: `${plural(n, 'resource')} showed stale requests explicitly rejected${untested > 0 ? `; ${plural(untested, 'other resource')} saw no stale request (untested)` : ''}`,
+    });
+  }
+  return out;
+}
+
+/** Why nothing was analysed, and what to try (the CLI prints it and exits 2 unless --allow-empty). */
+export function noEventsMessage(i: InputSummary): string {
+  const parts = [`no events in the input: ${plural(i.lines, 'line')} read (${i.blank} blank, ${i.ignored} ignored, ${i.invalid} invalid), so nothing was analysed`];
+  const common = commonestReasons(i);
+  if (common.length > 0) parts.push(`commonest reasons: ${common.join('; ')}`);
+  if (i.lines > 0) parts.push('try --profile auto, `stalewrite map FILE` to see what each line became, or a mapping file (README "Your own logs")');
+  return parts.join('. ');
+}
+
+/** The most frequent invalid-line reasons among those listed, with counts. */
+export function commonestReasons(i: InputSummary, max = 3): string[] {
+  const counts = new Map<string, number>();
+  for (const p of i.problems) {
+    // Reasons differ in the values they quote; their shape is what repeats.
+    const shape = p.reason.replace(/"(?:[^"\\]|\\.)*"/g, '"…"').replace(/\b\d+(\.\d+)?\b/g, 'N');
+    counts.set(shape, (counts.get(shape) ?? 0) + 1);
+  }
+  const sorted = [...counts].sort((a, b) => b[1] - a[1]).slice(0, max);
+  const out = sorted.map(([reason, n]) => `${n}× ${reason}`);
+  if (i.ignored > 0) out.push(`${i.ignored}× ignored (no match rule of the profile or mapping took the line)`);
+  return out;
+}
+
+export { READINESS };
+
+function names(list: readonly ResourceSummary[]): string {
+  const shown = list.slice(0, MAX_NAMED).map((r) => r.resource);
+  return shown.join(', ') + (list.length > MAX_NAMED ? `, and ${list.length - MAX_NAMED} more` : '');
+}
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
