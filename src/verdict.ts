@@ -80,24 +80,25 @@ export function verdictReasons(facts: VerdictFacts, verdict: Readiness): Verdict
 
 /** Why nothing was analysed, and what to try (the CLI prints it and exits 2 unless --allow-empty). */
 export function noEventsMessage(i: InputSummary): string {
+  return noEventsParts(i).join('; ');
+}
+
+/** The same, as separate sentences: what was read, the commonest reasons, what to try. */
+export function noEventsParts(i: InputSummary): string[] {
   const parts = [`no events in the input: ${plural(i.lines, 'line')} read (${i.blank} blank, ${i.ignored} ignored, ${i.invalid} invalid), so nothing was analysed`];
   const common = commonestReasons(i);
   if (common.length > 0) parts.push(`commonest reasons: ${common.join('; ')}`);
-  if (i.lines > 0) parts.push('try --profile auto, `stalewrite map FILE` to see what each line became, or a mapping file (README "Your own logs")');
-  return parts.join('. ');
+  if (i.lines > i.blank) parts.push('try --profile auto (a profile per file), `stalewrite map FILE` (what each line became), or a mapping file (README "Your own logs")');
+  return parts;
 }
 
 /** The most frequent invalid-line reasons among those listed, with counts. */
 export function commonestReasons(i: InputSummary, max = 3): string[] {
   const counts = new Map<string, number>();
-  for (const p of i.problems) {
-    // Reasons differ in the values they quote; their shape is what repeats.
-    const shape = p.reason.replace(/"(?:[^"\\]|\\.)*"/g, '"…"').replace(/\b\d+(\.\d+)?\b/g, 'N');
-    counts.set(shape, (counts.get(shape) ?? 0) + 1);
-  }
+  for (const p of i.problems) counts.set(p.reason, (counts.get(p.reason) ?? 0) + 1);
   const sorted = [...counts].sort((a, b) => b[1] - a[1]).slice(0, max);
-  const out = sorted.map(([reason, n]) => `${n}× ${reason}`);
-  if (i.ignored > 0) out.push(`${i.ignored}× ignored (no match rule of the profile or mapping took the line)`);
+  const out = sorted.map(([reason, n]) => `${n}× ${reason.length > 120 ? reason.slice(0, 120) + '…' : reason}`);
+  if (i.ignored > 0) out.push(`${i.ignored}× ignored (no rule of the profile or mapping took the line)`);
   return out;
 }
 

@@ -134,6 +134,8 @@ describe('bad field values', () => {
     ['far future', ok({ ts: '9999-12-31T23:59:59Z' }), /outside 1970–2200/],
     ['epoch in seconds where ms were meant is still a valid 1970 time', ok({ ts: 1772359200 }), null],
     ['unparseable ts', ok({ ts: 'last tuesday' }), /not RFC 3339/],
+    ['a token of 81 digits', ok({ fenceToken: '1'.repeat(81) }), /81 digits; tokens of more than 80 digits are refused/],
+    ['a token of 80 digits and leading zeros is exact', ok({ fenceToken: '000' + '7'.repeat(80) }), null],
   ])('%s', async (name, line, reason) => {
     const f = file(`${name.replace(/\W+/g, '-')}.ndjson`, line + '\n');
     const r = await runCli(['analyze', '-f', 'json', f]);
@@ -143,6 +145,18 @@ describe('bad field values', () => {
     else expect(report.input.problems[0].reason).toMatch(reason);
     if (name.startsWith('fenceToken')) expect(report.resources[0].highestAcceptedToken).toBe('9007199254740993');
     if (name.startsWith('leaseId')) expect(report.resources[0]).toBeDefined();
+    if (name.startsWith('a token of 80')) expect(report.resources[0].highestAcceptedToken).toBe('7'.repeat(80));
+  });
+
+  it('500,000-digit tokens, as strings and as numbers, are refused quickly with bounded memory', async () => {
+    const digits = '9'.repeat(500_000);
+    const lines = Array.from({ length: 20 }, (_, i) => ok({ ts: `2026-03-01T10:00:${String(i).padStart(2, '0')}Z`, fenceToken: '__T__' }).replace('"__T__"', i % 2 === 0 ? `"${digits}"` : digits));
+    const f = file('huge-tokens.ndjson', lines.join('\n') + '\n');
+    // This took 15 s and 630 MB before the cap; the test's own timeout guards against a return of that.
+    const r = await runCli(['analyze', '-f', 'json', '--allow-empty', '--max-line-bytes', '2000000', '-q', f]);
+    const report = JSON.parse(r.stdout);
+    expect(report.input.invalid).toBe(20);
+    for (const p of report.input.problems) expect(p.reason).toMatch(/tokens of more than 80 digits are refused/);
   });
 
   it('prototype keys in a mapping file are refused by name, and pollute nothing', async () => {

@@ -158,6 +158,14 @@ describe('no silent pass', () => {
     expect(req.stderr).toMatch(/verdict untested: 0 of 2 events are writes/);
   });
 
+  it('--rule that names no rule is a usage error, not a run of no rule', async () => {
+    for (const rule of ['', ',', ' , ']) {
+      const r = await runCli(['analyze', '-f', 'json', '--rule', rule, 'fixtures/article-unsafe.ndjson']);
+      expect(r.code, JSON.stringify(rule)).toBe(2);
+      expect(r.stderr).toMatch(/--rule names no rule/);
+    }
+  });
+
   it('most lines not read as events: said in the headline', async () => {
     const lines = [
       JSON.stringify({ ts: at(0), type: 'write', resource: 'r', fenceToken: '1', result: 'accepted' }),

@@ -2,6 +2,21 @@
 
 const DIGITS = /^[0-9]+$/;
 
+/**
+ * Longest token accepted, in significant digits (leading zeros aside). Real tokens (revisions,
+ * zxids, counters) are at most 20 digits; a longer "token" is a logging mistake or hostile input,
+ * and would cost time and memory in every comparison.
+ */
+export const MAX_TOKEN_DIGITS = 80;
+
+function tooLong(digits: string): TokenParse | undefined {
+  if (digits.length <= MAX_TOKEN_DIGITS) return undefined;
+  let i = 0;
+  while (i < digits.length - 1 && digits.charCodeAt(i) === 48) i++;
+  const n = digits.length - i;
+  return n > MAX_TOKEN_DIGITS ? { ok: false, reason: `fenceToken has ${n} digits; tokens of more than ${MAX_TOKEN_DIGITS} digits are refused` } : undefined;
+}
+
 export type TokenParse = { ok: true; value: bigint } | { ok: false; reason: string };
 
 /**
@@ -12,13 +27,15 @@ export type TokenParse = { ok: true; value: bigint } | { ok: false; reason: stri
 export function parseFenceToken(value: unknown, literal?: string): TokenParse {
   if (typeof value === 'string') {
     if (!DIGITS.test(value)) return { ok: false, reason: `fenceToken ${JSON.stringify(clip(value))} is not a non-negative decimal integer` };
-    return { ok: true, value: BigInt(value) };
+    return tooLong(value) ?? { ok: true, value: BigInt(value) };
   }
   if (typeof value === 'number') {
+    if (value === Infinity && literal !== undefined && DIGITS.test(literal)) return tooLong(literal) ?? { ok: true, value: BigInt(literal) };
+    if (value === Infinity) return { ok: false, reason: `fenceToken is a number of more than 308 digits; tokens of more than ${MAX_TOKEN_DIGITS} digits are refused` };
     if (!Number.isFinite(value) || !Number.isInteger(value)) return { ok: false, reason: `fenceToken ${value} is not an integer` };
     if (value < 0) return { ok: false, reason: `fenceToken ${value} is negative` };
     if (Number.isSafeInteger(value)) return { ok: true, value: BigInt(value) };
-    if (literal !== undefined && DIGITS.test(literal)) return { ok: true, value: BigInt(literal) };
+    if (literal !== undefined && DIGITS.test(literal)) return tooLong(literal) ?? { ok: true, value: BigInt(literal) };
     return {
       ok: false,
       reason: `fenceToken ${value} is above 2^53 and cannot be read exactly from a JSON number; log it as a decimal string`,

@@ -265,7 +265,7 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
   let fenceToken: bigint | undefined;
   if (tokKind !== 0) {
     // A decimal string, or a plain integer literal small enough to be exact as a double.
-    if (!allDigits(t, tokStart, tokEnd)) return undefined;
+    if (tokEnd - tokStart > 80 || !allDigits(t, tokStart, tokEnd)) return undefined; // long ones: the general path says why
     if (tokKind === NUMBER ? tokEnd - tokStart > 15 : tokKind !== STRING) return undefined;
     fenceToken = BigInt(t.slice(tokStart, tokEnd));
   }
