@@ -247,6 +247,27 @@ describe('limits', () => {
   });
 });
 
+describe('table output stays linear', () => {
+  it('a 100 KB owner id is elided in table cells (layout cost grew faster than the text: 100 KB ran for minutes)', async () => {
+    const owner = 'w'.repeat(100_000);
+    const f = file('long-owner.ndjson', [ok({ ts: '2026-03-01T10:00:01Z', ownerId: 'b', fenceToken: '2' }), ok({ ts: '2026-03-01T10:00:02Z', ownerId: owner, fenceToken: '1' })].join('\n') + '\n');
+    const r = await runCli(['analyze', '-f', 'table', f]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/more characters\)…/);
+    const report = JSON.parse((await runCli(['analyze', '-f', 'json', f])).stdout);
+    expect(report.findings[0].message).toContain(owner); // the JSON report keeps it whole
+  });
+
+  it('10k findings: the table lists 200 and says where the rest are', async () => {
+    const lines = [ok({ ts: '2026-03-01T10:00:00Z', fenceToken: '10000000' })];
+    for (let i = 0; i < 10_000; i++) lines.push(ok({ ts: `2026-03-01T10:${String(1 + Math.floor(i / 600)).padStart(2, '0')}:${String(Math.floor((i % 600) / 10)).padStart(2, '0')}.${String(i % 10)}00Z`, fenceToken: String(i + 1), ownerId: `w${i}` }));
+    const f = file('many-findings.ndjson', lines.join('\n') + '\n');
+    const r = await runCli(['analyze', '-f', 'table', '-q', f]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/… 9800 more findings in --format json, markdown or html/);
+  }, 60_000);
+});
+
 describe('untrusted content in terminal outputs', () => {
   const evil = 'x\u001b[2J\u001b]0;pwned\u0007\u202eevil\u0085\u009b31m::error::boom]]>';
   const log = () =>

@@ -14,6 +14,8 @@ export interface TableOptions {
   maxResources?: number;
   /** Finding stories printed at most. */
   maxStories?: number;
+  /** Findings listed in the findings table at most (default 200); the rest are counted. */
+  maxFindings?: number;
   /** Invalid lines listed at most. */
   maxProblems?: number;
 }
@@ -33,10 +35,12 @@ export function renderTable(report: Report, options: TableOptions): string {
 
   if (report.findings.length > 0) {
     const head = ['#', 'severity', 'rule', 'resource', 'finding', 'evidence'];
-    const rows = report.findings.map((f) => [f.id, f.severity, f.rule, t(f.resource), `${t(f.message)}\n(${f.certainty})`, evidenceCell(f)]);
+    const maxRows = options.maxFindings ?? 200;
+    const rows = report.findings.slice(0, maxRows).map((f) => [f.id, f.severity, f.rule, elide(t(f.resource)), `${elide(t(f.message))}\n(${f.certainty})`, evidenceCell(f)]);
     const table = new Table({ head, style, ...fit(options.width, [head, ...rows], [3, 4]) });
     for (const r of rows) table.push([r[0]!, c.severity(r[1]!), ...r.slice(2)]);
     out.push(table.toString());
+    if (report.findings.length > maxRows) out.push(`… ${report.findings.length - maxRows} more findings in --format json, markdown or html`);
     if (s.findingsOmitted > 0) out.push(`… ${s.findingsOmitted} more findings not listed (raise --max-findings)`);
     out.push('');
     const maxStories = options.maxStories ?? 20;
@@ -98,11 +102,20 @@ function fit(width: number | undefined, rows: string[][], flexible: number[]): {
 }
 
 function evidenceCell(f: Finding): string {
-  return f.evidence.map((e) => `${t(e.file)}:${e.line}\n  ${t(e.role)}`).join('\n');
+  return f.evidence.map((e) => `${elide(t(e.file))}:${e.line}\n  ${elide(t(e.role))}`).join('\n');
 }
 
 function resourceRow(r: ResourceSummary): string[] {
-  return [t(r.resource), r.readiness, r.highestAcceptedToken ?? '-', `${r.writes.accepted}/${r.writes.rejectedStaleFence}/${r.writes.rejectedOther}`, r.reason];
+  return [elide(t(r.resource)), r.readiness, elide(r.highestAcceptedToken ?? '-'), `${r.writes.accepted}/${r.writes.rejectedStaleFence}/${r.writes.rejectedOther}`, elide(t(r.reason))];
+}
+
+/** Longest text put in a table cell: the table's layout costs grow faster than its text (an 8 KB owner id took seconds). */
+const MAX_CELL = 300;
+
+/** A cell's text, with the middle of a very long text elided (the JSON report keeps it whole). */
+function elide(s: string): string {
+  if (s.length <= MAX_CELL) return s;
+  return `${s.slice(0, 200)}…(${s.length - 260} more characters)…${s.slice(-60)}`;
 }
 
 
