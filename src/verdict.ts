@@ -26,7 +26,7 @@ export function verdictReasons(facts: VerdictFacts, verdict: Readiness): Verdict
   const out: VerdictReason[] = [];
   const i = facts.input;
   const unread = i.ignored + i.invalid;
-  const nonBlank = i.lines - i.blank;
+  const nonBlank = i.lines - i.blank - i.joined;
   if (i.events === 0) {
     out.push({ id: 'no-events', message: noEventsMessage(i) });
   } else if (facts.writeEvents === 0) {

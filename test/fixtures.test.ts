@@ -8,8 +8,7 @@ import { findCases, runCase } from '../src/check/cases.js';
 import { rules } from '../src/rules/index.js';
 import { FIXTURES } from './helpers/run.js';
 
-// fixtures/unseen/ holds logs for `map --suggest`: they are run with a drafted mapping (test/suggest*.test.ts).
-const all = findCases([FIXTURES]).filter((c) => !c.name.startsWith(`${FIXTURES}/unseen/`));
+const all = findCases([FIXTURES]);
 
 describe('fixtures', () => {
   it('there are fixtures for every rule, triggering and near-miss', () => {

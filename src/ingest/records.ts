@@ -1,6 +1,7 @@
 /**
  * Lines → records (JSON.parse) → events (via a profile). Every line is accounted for:
- * event, blank, ignored or invalid (with file:line and a reason).
+ * event, blank, ignored or invalid (with file:line and a reason), or joined into a following
+ * line (partial lines of a container log wrapper, see wrappers.ts).
  */
 import type { LockEvent } from '../model/event.js';
 import type { FileSummary, InputSummary, Problem } from '../model/report.js';
@@ -31,8 +32,11 @@ export interface InputPolicy {
 /** Counts for the whole input; each file has its own FileSummary inside. */
 export class InputStats {
   readonly files: FileSummary[] = [];
-  readonly problems: Problem[] = [];
-  problemsOmitted = 0;
+  /**
+   * Problems listed, per input, each list capped: inputs are read concurrently, so the report lists
+   * them in input order (then line order), whichever input was read first.
+   */
+  private readonly listed = new Map<FileSummary, Problem[]>();
   invalid = 0;
   private readonly maxProblems: number;
 
@@ -41,8 +45,9 @@ export class InputStats {
   }
 
   addFile(file: string): FileSummary {
-    const f: FileSummary = { file, lines: 0, events: 0, blank: 0, ignored: 0, invalid: 0, expanded: 0 };
+    const f: FileSummary = { file, lines: 0, events: 0, blank: 0, ignored: 0, invalid: 0, expanded: 0, joined: 0 };
     this.files.push(f);
+    this.listed.set(f, []);
     return f;
   }
 
@@ -50,8 +55,8 @@ export class InputStats {
     summary.invalid++;
     this.invalid++;
     const p: Problem = { file: summary.file, line, reason };
-    if (this.problems.length < this.maxProblems) this.problems.push(p);
-    else this.problemsOmitted++;
+    const list = this.listed.get(summary);
+    if (list !== undefined && list.length < this.maxProblems) list.push(p);
     this.policy.onProblem?.(p);
     if (this.policy.strict) throw new StrictInputError(`${p.file}:${p.line}: ${reason} (--strict stops at the first invalid line)`, p);
     if (this.policy.maxInvalid !== undefined && this.invalid > this.policy.maxInvalid) {
@@ -59,7 +64,20 @@ export class InputStats {
     }
   }
 
+  /** The problems listed: the first of each input, in input order, at most maxProblems. */
+  get problems(): Problem[] {
+    const out: Problem[] = [];
+    for (const f of this.files) {
+      for (const p of this.listed.get(f) ?? []) {
+        if (out.length >= this.maxProblems) return out;
+        out.push(p);
+      }
+    }
+    return out;
+  }
+
   summary(): InputSummary {
+    const problems = this.problems;
     const s: InputSummary = {
       files: this.files.map((f) => ({ ...f })),
       lines: 0,
@@ -68,8 +86,9 @@ export class InputStats {
       ignored: 0,
       invalid: 0,
       expanded: 0,
-      problems: this.problems.slice(),
-      problemsOmitted: this.problemsOmitted,
+      joined: 0,
+      problems,
+      problemsOmitted: this.invalid - problems.length,
     };
     for (const f of this.files) {
       s.lines += f.lines;
@@ -78,6 +97,7 @@ export class InputStats {
       s.ignored += f.ignored;
       s.invalid += f.invalid;
       s.expanded += f.expanded;
+      s.joined += f.joined;
     }
     return s;
   }
@@ -86,15 +106,20 @@ export class InputStats {
 /** Turn a batch of lines into events, counting every line. */
 export function toEvents(batch: LineBatch, profile: Profile, file: string, source: string, stats: InputStats, summary: FileSummary): LockEvent[] {
   const out: LockEvent[] = [];
-  const { lines, firstLine } = batch;
+  const { lines, firstLine, lineNumbers, times } = batch;
   const parse = profile.parseLine;
   const expand = profile.expand;
   const fast = profile.fastEvent;
+  // Physical lines merged into a following one are lines too: `joined` keeps the sum reconciled.
+  const joined = batch.joined ?? 0;
+  summary.lines += joined;
+  summary.joined += joined;
   // One origin object per batch, updated per line (profiles read it synchronously, never keep it).
-  const origin: { file: string; line: number; source: string; text: string | undefined } = { file, line: 0, source, text: undefined };
+  const origin: { file: string; line: number; source: string; text: string | undefined; wrapperTime: string | undefined } = { file, line: 0, source, text: undefined, wrapperTime: undefined };
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i];
-    const line = firstLine + i;
+    const line = lineNumbers === undefined ? firstLine + i : lineNumbers[i]!;
+    if (times !== undefined) origin.wrapperTime = times[i];
     summary.lines++;
     if (text === null) {
       stats.problem(summary, line, 'line is longer than the line-length cap (see --max-line-bytes); skipped');
@@ -121,7 +146,7 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
     }
     let record: unknown;
     if (parse !== undefined) {
-      record = parse(text);
+      record = parse(text, origin.wrapperTime);
       if (typeof record === 'string') {
         stats.problem(summary, line, record);
         continue;
