@@ -68,7 +68,8 @@ for (;;) {
   if (Date.now() > deadline) throw new Error('could not acquire the lock in time');
   await sleep(250);
 }
-log.info({ ...ctx, lease: leaseId, revision, ttlMs: ttlSeconds * 1000, step: 'acquire', outcome: 'granted' }, 'lock acquired');
+// The TTL as etcd grants it, in seconds (the mapping's units.ttlMs says so).
+log.info({ ...ctx, lease: leaseId, revision, ttl: ttlSeconds, step: 'acquire', outcome: 'granted' }, 'lock acquired');
 process.stdout.write(`LOCKED ${revision}\n`);
 
 // 2. "Compute" (the harness may pause the whole process here, past the lease's TTL).

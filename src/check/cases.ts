@@ -11,6 +11,7 @@ import type { Profile } from '../profiles/types.js';
 import { InputError } from '../ingest/open.js';
 import type { Report } from '../model/report.js';
 import { diffExpectation, type Expectation, type ExpectedFinding } from './expect.js';
+import { describeJsonError } from '../profiles/json-error.js';
 
 export interface Case {
   name: string;
@@ -67,15 +68,27 @@ function dirCase(dir: string): Case {
   return { name: `${dir}/`, files, expectPath: join(dir, 'expect.json') };
 }
 
+/**
+ * An expectation file. It may hold only `description` and `options` (a case being set up):
+ * `check` then fails it, and `check --update` fills in findings, readiness and input.
+ */
 export function readExpectation(path: string): Expectation {
   let parsed: unknown;
+  let text: string;
   try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
+    text = readFileSync(path, 'utf8');
   } catch (err) {
     throw new InputError(`cannot read expectation ${path}: ${(err as Error).message}`);
   }
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new InputError(`expectation ${path} is not valid JSON: ${describeJsonError(text, err)}`);
+  }
   const e = parsed as Expectation;
-  if (e === null || typeof e !== 'object' || !Array.isArray(e.findings)) throw new InputError(`expectation ${path} must be an object with a "findings" array`);
+  if (e === null || typeof e !== 'object' || Array.isArray(e)) throw new InputError(`expectation ${path} must be a JSON object`);
+  if (e.findings !== undefined && !Array.isArray(e.findings)) throw new InputError(`expectation ${path}: "findings" must be an array`);
+  if (e.options !== undefined && (e.options === null || typeof e.options !== 'object' || Array.isArray(e.options))) throw new InputError(`expectation ${path}: "options" must be an object`);
   return e;
 }
 
@@ -83,6 +96,7 @@ export async function runCase(c: Case): Promise<CaseResult> {
   const expected = existsSync(c.expectPath) ? readExpectation(c.expectPath) : undefined;
   const report = await analyze({ files: c.files, ...analysisOptions(c, expected) });
   if (expected === undefined) return { case: c, ok: false, diffs: [`- no expectation file ${c.expectPath} (run with --update to write it)`], report };
+  if (expected.findings === undefined) return { case: c, ok: false, diffs: [`- ${c.expectPath} has no "findings" yet (run with --update to fill in findings, readiness and input)`], report };
   const diffs = diffExpectation(report, expected);
   return { case: c, ok: diffs.length === 0, diffs, report };
 }
@@ -120,6 +134,7 @@ export function expectationFrom(report: Report, previous?: Expectation): Expecta
   out.findings = findings;
   out.readiness = Object.fromEntries(report.resources.map((r) => [r.resource, r.readiness]));
   out.input = { lines: report.input.lines, events: report.input.events, blank: report.input.blank, ignored: report.input.ignored, invalid: report.input.invalid };
+  if (report.input.joined > 0) out.input.joined = report.input.joined;
   return out;
 }
 

@@ -1,5 +1,5 @@
 /** The command line. Thin: parse options, call the library, write the report, set the exit code. */
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, existsSync, type WriteStream } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
@@ -20,13 +20,17 @@ import type { Profile } from '../profiles/types.js';
 import { escapeTerminal } from '../report/escape.js';
 import { renderExplain, UnknownRuleError } from './explain.js';
 import { VERSION } from '../version.js';
+import { checkMistypedCommand, UnknownCommandError, unknownOptions, unknownOptionsMessage } from './suggest.js';
 
-export const EXIT_OK = 0;
-export const EXIT_FINDINGS = 1;
-export const EXIT_USAGE = 2;
+import { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, exitCodeFor as exitCodeOf } from '../model/policy.js';
+import { noEventsParts } from '../verdict.js';
+export { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE };
 
 const FORMATS = ['table', 'json', 'markdown', 'html', 'junit', 'github', 'ndjson'] as const;
 const FAIL_ON = ['error', 'warning', 'info', 'none'] as const;
+/** The commands, for "did you mean" and for naming the right --help. */
+const COMMANDS = ['analyze', 'rules', 'explain', 'timeline', 'check', 'map'] as const;
+const COMMAND_ALIASES: Record<string, (typeof COMMANDS)[number]> = { analyse: 'analyze' };
 
 class UsageError extends Error {}
 /** The report could not be written (exit 2, like an unreadable input). */
@@ -78,7 +82,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
     .scriptName('stalewrite')
     .usage('$0 <command> [options]\n\nFind stale writes in distributed-lock and fencing-token logs.')
     .command(
-      ['analyze [files..]', '$0 [files..]'],
+      ['analyze [files..]', 'analyse', '$0 [files..]'],
       'Analyse NDJSON logs of locks and writes; report stale writes, old-handle releases and writes without tokens',
       (y) =>
         y
@@ -92,7 +96,10 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .option('max-problems', { type: 'number', default: DEFAULT_MAX_PROBLEMS, describe: 'Invalid lines listed in the report (all are counted)' })
           .option('max-findings', { type: 'number', default: DEFAULT_MAX_FINDINGS, describe: 'Findings listed in the report (all are counted)' })
           .option('clock-skew', { type: 'string', default: `${DEFAULT_CLOCK_SKEW_MS}ms`, describe: 'Bound on clock skew between sources, e.g. 250ms, 1s' })
-          .option('include-possible', { type: 'boolean', default: false, describe: 'Let findings of certainty "possible" count for --fail-on too' })
+          .option('include-possible', { type: 'boolean', default: false, describe: 'Count findings of certainty "possible" as confirmed ones for --fail-on (exit 1 instead of 3)' })
+          .option('allow-inconclusive', { type: 'boolean', default: false, describe: 'Exit 0 instead of 3 when the only findings at or above --fail-on are "possible" (the headline still says inconclusive)' })
+          .option('require-tested', { type: 'boolean', default: false, describe: 'Exit 3 when the verdict is untested or unconfirmed: the logs did not show a stale request explicitly rejected' })
+          .option('allow-empty', { type: 'boolean', default: false, describe: 'Exit 0 (verdict untested) instead of 2 when the input yields no event at all' })
           .option('busy-window', { type: 'string', default: `${DEFAULT_BUSY_WINDOW_MS / 1000}s`, describe: 'busy-rate-rising: length of the time windows compared' })
           .option('busy-threshold', { type: 'number', default: DEFAULT_BUSY_THRESHOLD, describe: 'busy-rate-rising: rise of the busy share over the first window that is reported (0-1)' })
           .option('rule', { type: 'string', describe: 'Run only these rules: --rule a --rule b, or --rule a,b (see `stalewrite rules`)' })
@@ -114,6 +121,8 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .example('$0 analyze -f github chaos.ndjson', 'GitHub Actions annotations (+ $GITHUB_STEP_SUMMARY)')
           .example('tail -F app.log | $0 analyze -f ndjson -', 'Alert on each finding as it happens'),
       async (args) => {
+        // `stalewrite anlyze`: the default command got a mistyped command name as its file.
+        if (args._.length === 0) checkMistypedCommand(args.files, COMMANDS, existsSync);
         process.exitCode = await runAnalyze(args, color);
       },
     )
@@ -171,36 +180,61 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
       },
     )
     .command(
-      'map <file>',
-      'Show, for the first lines of a file, the canonical event each became, or why it was ignored or invalid',
+      'map <files..>',
+      'Show, for the first lines of a file, the canonical event each became, or why it was ignored or invalid; with --suggest, draft a mapping file from your logs',
       (y) =>
         y
-          .positional('file', { type: 'string', demandOption: true, describe: 'A log file' })
+          .positional('files', { type: 'string', array: true, demandOption: true, describe: 'A log file (several with --suggest)' })
           .options(PROFILE_OPTIONS)
           .option('lines', { alias: 'n', type: 'number', default: 20, describe: 'How many lines' })
           .option('max-line-bytes', { type: 'number', default: DEFAULT_MAX_LINE_BYTES, describe: 'Longer lines are reported and skipped' })
+          .option('suggest', { type: 'boolean', default: false, describe: 'Print a mapping file (JSON) drafted from the first 2000 lines of each file; what it could not guess goes to stderr' })
           .example('$0 map --mapping my-worker.json worker.log', 'Debug a mapping file')
-          .example('$0 map --profile app-json -n 50 app.log', 'See what the app-json profile makes of your logs'),
+          .example('$0 map --profile app-json -n 50 app.log', 'See what the app-json profile makes of your logs')
+          .example('$0 map --suggest worker-*.log > mapping.json', 'Draft a mapping from your own lines; then analyze --mapping mapping.json worker-*.log'),
       async (args) => {
         if (!Number.isInteger(args.lines) || args.lines < 1) throw new UsageError('--lines must be a whole number ≥ 1');
+        const files = args.files;
+        if (args.suggest) {
+          if (args.mapping !== undefined) throw new UsageError('--suggest drafts a mapping: it does not take --mapping');
+          for (const f of files) if (f !== '-') await checkReadable(f);
+          const { renderSuggestion } = await import('./map.js');
+          const { mapping, messages } = await renderSuggestion(files, args['max-line-bytes'], { year: args['klog-year'], zone: args['klog-zone'] });
+          for (const m of messages) process.stderr.write(`${escapeTerminal(m)}\n`);
+          await writeOut(mapping);
+          return;
+        }
+        if (files.length !== 1) throw new UsageError(`map shows one file (got ${files.length}); several files are for --suggest`);
         const profile = await profileFrom(args);
-        if (args.file !== '-') await checkReadable(args.file);
+        if (files[0] !== '-') await checkReadable(files[0]!);
         const { renderMap } = await import('./map.js');
-        await writeOut(await renderMap(args.file, profile, args.lines, args['max-line-bytes']));
+        await writeOut(await renderMap(files[0]!, profile, args.lines, args['max-line-bytes']));
       },
     )
     .example('$0 analyze fixtures/article-unsafe.ndjson', 'Analyse a log file')
     .example('$0 explain stale-release', 'Explain a rule')
     .example('$0 rules', 'List the rules')
-    .epilogue('Exit codes: 0 nothing at or above --fail-on; 1 findings at or above it; 2 usage error, unreadable input or strict input failure.')
+    .epilogue('Exit codes: 0 nothing at or above --fail-on; 1 definite or likely findings at or above it; 2 usage error, unreadable input, no event read, or strict input failure; 3 inconclusive (only "possible" findings), or untested with --require-tested.')
     .version(VERSION)
     .help()
     .alias('h', 'help')
     .strict()
     .wrap(Math.min(110, process.stdout.columns ?? 100))
     .fail((msg, err) => {
-      if (err !== undefined && err !== null && !(err instanceof UsageError) && !(err instanceof UnknownRuleError) && !(err instanceof MappingError)) throw err;
-      process.stderr.write(`stalewrite: ${msg ?? err?.message}\nRun "stalewrite --help" for usage.\n`);
+      if (err !== undefined && err !== null && !(err instanceof UsageError) && !(err instanceof UnknownRuleError) && !(err instanceof MappingError) && !(err instanceof UnknownCommandError)) throw err;
+      // yargs says "Unknown arguments: fial-on, fialOn": name each unknown option as typed, with
+      // the nearest option of the command (yargs suggests none itself).
+      const internals = cli as unknown as { getOptions(): { key: Record<string, unknown>; alias: Record<string, string[]> }; getInternalMethods(): { getContext(): { commands: string[] } } };
+      const options = internals.getOptions();
+      const known = [...Object.keys(options.key), ...Object.entries(options.alias).flat(2)];
+      const unknown = err === undefined || err === null ? unknownOptions(argv, known) : [];
+      const text = unknown.length > 0 ? unknownOptionsMessage(unknown, known) : (msg ?? err?.message ?? 'usage error');
+      // The help that fits: the command's own, or the top level's for a mistyped command.
+      const inContext = internals.getInternalMethods().getContext().commands[0] as string | undefined;
+      const first = inContext ?? argv.find((a) => !a.startsWith('-'));
+      const command = first === undefined ? 'analyze' : (COMMAND_ALIASES[first] ?? (COMMANDS.includes(first as never) ? first : 'analyze'));
+      const help = err instanceof UnknownCommandError ? 'stalewrite --help' : `stalewrite ${command} --help`;
+      process.stderr.write(`${text.split('\n').map((line) => `stalewrite: ${escapeTerminal(line)}`).join('\n')}\nRun "${help}" for usage.\n`);
       process.exit(EXIT_USAGE);
     });
 
@@ -212,7 +246,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
   try {
     await cli.parseAsync();
   } catch (err) {
-    if (err instanceof InputError || err instanceof OutputError || err instanceof StrictInputError || err instanceof UsageError || err instanceof UnknownRuleError || err instanceof MappingError) {
+    if (err instanceof InputError || err instanceof OutputError || err instanceof StrictInputError || err instanceof UsageError || err instanceof UnknownRuleError || err instanceof MappingError || err instanceof UnknownCommandError) {
       process.stderr.write(`stalewrite: ${escapeTerminal(err.message)}\n`);
       process.exitCode = EXIT_USAGE;
       return;
@@ -233,6 +267,9 @@ interface AnalyzeArgs extends ProfileArgs {
   'max-findings': number;
   'clock-skew': string;
   'include-possible': boolean;
+  'allow-inconclusive': boolean;
+  'require-tested': boolean;
+  'allow-empty': boolean;
   'busy-window': string;
   'busy-threshold': number;
   rule?: string | string[];
@@ -256,9 +293,12 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   }
   const files = args.files === undefined || args.files.length === 0 ? ['-'] : args.files;
   if (files.filter((f) => f === '-').length > 1) throw new UsageError('stdin ("-") can be given only once');
+  // Typed at a prompt with no file: say what it waits for instead of waiting silently. It then
+  // reads on (lines typed or pasted, ended by Ctrl-D); a pipe or a file changes nothing.
+  if (files.includes('-') && process.stdin.isTTY === true) process.stderr.write('stalewrite: reading stdin (a terminal); pipe a log in or give a file (end typed input with Ctrl-D) — see "stalewrite analyze --help"\n');
   const format = args.format ?? (args.output === undefined && process.stdout.isTTY ? 'table' : 'json');
 
-  const policy: FailPolicy = { failOn: args['fail-on'], includePossible: args['include-possible'] };
+  const policy: FailPolicy = { failOn: args['fail-on'], includePossible: args['include-possible'], allowInconclusive: args['allow-inconclusive'], requireTested: args['require-tested'] };
   // Live output: findings are written as they are detected, so the output is opened first.
   const sink = format === 'ndjson' ? await openSink(args.output) : undefined;
   const showProgress = args.progress ?? (process.stderr.isTTY === true && !process.env.CI);
@@ -278,7 +318,7 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
       clockSkewMs,
       busyWindowMs,
       busyThreshold,
-      rules: args.rule === undefined ? undefined : ([] as string[]).concat(args.rule).flatMap((r) => r.split(',')).map((r) => r.trim()).filter((r) => r !== ''),
+      rules: ruleList(args.rule),
       timelines: format === 'html' ? { all: args['all-resources'], maxResources: args['max-drawn'] } : undefined,
       maxResources: args['max-resources'],
       workers: args.workers,
@@ -326,7 +366,26 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
     process.stderr.write(`stalewrite: more than ${report.summary.resources} resources: ${report.summary.untrackedEvents} events of further resources were NOT analysed (raise --max-resources)\n`);
     return EXIT_USAGE;
   }
-  return exitCodeFor(report, args['fail-on'], args['include-possible']);
+  // Nothing analysed is never a pass.
+  if (report.input.events === 0 && !args['allow-empty']) {
+    const [head, ...rest] = noEventsParts(report.input);
+    process.stderr.write(`stalewrite: ${escapeTerminal(head!)}\n${rest.map((p) => `  ${escapeTerminal(p)}\n`).join('')}  --allow-empty accepts an input with no event\n`);
+    return EXIT_USAGE;
+  }
+  const code = exitCodeFor(report, policy);
+  if (code === EXIT_INCONCLUSIVE && !args.quiet) {
+    const why = report.summary.reasons.find((r) => r.id === 'uncertain' || r.id === 'not-explicit' || r.id === 'no-stale-request' || r.id === 'no-writes');
+    process.stderr.write(`stalewrite: verdict ${report.summary.verdict}${why !== undefined ? `: ${escapeTerminal(why.message)}` : ''} (exit 3; ${args['require-tested'] && (report.summary.verdict === 'untested' || report.summary.verdict === 'unconfirmed') ? 'drop --require-tested' : '--allow-inconclusive'} exits 0)\n`);
+  }
+  return code;
+}
+
+/** `--rule a --rule b,c` as a list; a usage error when it names no rule at all (`--rule ""` would run none and pass). */
+function ruleList(rule: string | string[] | undefined): string[] | undefined {
+  if (rule === undefined) return undefined;
+  const ids = ([] as string[]).concat(rule).flatMap((r) => r.split(',')).map((r) => r.trim()).filter((r) => r !== '');
+  if (ids.length === 0) throw new UsageError('--rule names no rule; give rule ids (see `stalewrite rules`), or leave --rule out to run them all');
+  return ids;
 }
 
 /** Reporters are loaded only when asked for, to keep start-up short. */
@@ -435,15 +494,9 @@ async function runCheck(paths: string[], update: boolean, color: boolean): Promi
   return update || results.every((r) => r.ok) ? EXIT_OK : EXIT_FINDINGS;
 }
 
-/**
- * 1 when a finding at or above the threshold exists, else 0. Findings whose certainty is only
- * `possible` count only with includePossible.
- */
-export function exitCodeFor(report: Report, failOn: Severity | 'none', includePossible = false): number {
-  if (failOn === 'none') return EXIT_OK;
-  const count = (s: Record<Severity, number>) => (failOn === 'error' ? s.error : failOn === 'warning' ? s.error + s.warning : s.error + s.warning + s.info);
-  const n = count(report.summary.bySeverity) - (includePossible ? 0 : count(report.summary.possibleBySeverity));
-  return n > 0 ? EXIT_FINDINGS : EXIT_OK;
+/** The exit code of an analysed run (kept here for callers of the CLI module; see model/policy.ts). */
+export function exitCodeFor(report: Report, policy: FailPolicy | Severity | 'none', includePossible = false): number {
+  return exitCodeOf(report, typeof policy === 'string' ? { failOn: policy, includePossible } : policy);
 }
 
 function writeOut(text: string): Promise<void> {

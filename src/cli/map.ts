@@ -11,6 +11,8 @@ import type { LockEvent } from '../model/event.js';
 import type { Profile } from '../profiles/types.js';
 import { isoOf } from '../model/time.js';
 import { escapeTerminal as t } from '../report/escape.js';
+import type { KlogOptions } from '../profiles/parsers.js';
+import { Unwrapper } from '../ingest/wrappers.js';
 
 export async function renderMap(file: string, profile: Profile, limit: number, maxLineBytes: number): Promise<string> {
   const out: string[] = [];
@@ -18,12 +20,19 @@ export async function renderMap(file: string, profile: Profile, limit: number, m
   const summary = stats.addFile(file);
   let chosen = profile.detect === undefined ? profile : undefined;
   let seen = 0;
-  outer: for await (const batch of readLines(fileSource(file).open(), { maxLineBytes })) {
+  // Container log wrappers are unwrapped as analyze does: each line is shown as the profile reads it.
+  const unwrapper = new Unwrapper(maxLineBytes);
+  /** Show the lines of a batch; false once the limit is reached. */
+  const show = (batch: LineBatch): boolean => {
+    if (unwrapper.kind != null && summary.wrapper === undefined) {
+      summary.wrapper = unwrapper.kind;
+      out.push(`(wrapper: ${unwrapper.kind}, unwrapped; partial lines joined at their first line)`);
+    }
     for (let i = 0; i < batch.lines.length; i++) {
-      const line = batch.firstLine + i;
+      const line = batch.lineNumbers?.[i] ?? batch.firstLine + i;
       const text = batch.lines[i]!;
-      if (seen++ >= limit) break outer;
-      const one = { firstLine: line, lines: [text] };
+      if (seen++ >= limit) return false;
+      const one: LineBatch = { firstLine: line, lines: [text], times: batch.times === undefined ? undefined : [batch.times[i]] };
       if (chosen === undefined && text !== null && text.trim() !== '') {
         chosen = profile.detect!(text);
         out.push(`(auto: ${chosen.name})`);
@@ -31,9 +40,18 @@ export async function renderMap(file: string, profile: Profile, limit: number, m
       out.push(`${line}: ${text === null ? '(longer than --max-line-bytes)' : t(clip(text, 300))}`);
       for (const outcome of outcomes(one, chosen ?? profile, file, stats, summary)) out.push(`  -> ${t(outcome)}`);
     }
+    summary.lines += batch.joined ?? 0;
+    summary.joined += batch.joined ?? 0;
+    return true;
+  };
+  let more = true;
+  for await (const raw of readLines(fileSource(file).open(), { maxLineBytes })) {
+    if (!(more = show(unwrapper.push(raw)))) break;
   }
+  const rest = more ? unwrapper.end() : undefined;
+  if (rest !== undefined) show(rest);
   const s = summary;
-  out.push('', `${s.lines} lines shown: ${s.events} events, ${s.blank} blank, ${s.ignored} ignored, ${s.invalid} invalid${s.expanded > 0 ? ` (${s.expanded} more records in batches)` : ''}`);
+  out.push('', `${s.lines} lines shown: ${s.events} events, ${s.blank} blank, ${s.ignored} ignored, ${s.invalid} invalid${s.expanded > 0 ? ` (${s.expanded} more records in batches)` : ''}${s.joined > 0 ? ` (${s.joined} partial lines joined)` : ''}`);
   return out.join('\n') + '\n';
 }
 
@@ -49,13 +67,14 @@ function outcomes(one: LineBatch, profile: Profile, file: string, stats: InputSt
   }
   if (summary.blank > before.blank) return ['blank'];
   let record: unknown;
-  if (profile.parseLine !== undefined) record = profile.parseLine(text);
+  const wrapperTime = one.times?.[0];
+  if (profile.parseLine !== undefined) record = profile.parseLine(text, wrapperTime);
   else record = JSON.parse(text);
   const records = profile.expand !== undefined ? profile.expand(record as Record<string, unknown>) : [record as Record<string, unknown>];
   if (records.length === 0) return ['ignored: a batch with no records'];
   return records.map((r, i) => {
     const prefix = records.length > 1 ? `record ${i + 1}: ` : '';
-    const ev = profile.toEvent(r, { file, line: one.firstLine, source: file, text });
+    const ev = profile.toEvent(r, { file, line: one.firstLine, source: file, text, wrapperTime });
     if (ev === null) return `${prefix}ignored: no match rule of the profile matches (not a lock or write event)`;
     if (typeof ev === 'string') return `${prefix}invalid: ${ev}`;
     return prefix + describe(ev);
@@ -73,6 +92,48 @@ function describe(e: LockEvent): string {
   canonical.observer = e.observer;
   canonical.source = e.source;
   return JSON.stringify(canonical);
+}
+
+/**
+ * `map --suggest`: a mapping drafted from the first lines of each file, as JSON for stdout (one
+ * match rule per line), and what was recognised and what was not, for stderr. The mapping is
+ * compiled before it is printed, so what is printed runs as it is.
+ */
+export async function renderSuggestion(files: readonly string[], maxLineBytes: number, klog: KlogOptions): Promise<{ mapping: string; messages: string[] }> {
+  const { suggestMapping, SUGGEST_SAMPLE_LINES } = await import('../profiles/suggest.js');
+  const { compileMapping } = await import('../profiles/mapping.js');
+  const samples = [];
+  for (const file of files) samples.push({ name: file, lines: await firstLines(file, SUGGEST_SAMPLE_LINES, maxLineBytes) });
+  const s = suggestMapping(samples, { klog });
+  compileMapping(s.mapping, 'suggested', { klog });
+  const messages = [...s.notes.map((n) => `stalewrite: ${n}`), ...s.questions.map((q) => `stalewrite: ? ${q}`)];
+  if (s.questions.length === 0) messages.push('stalewrite: no open questions; check the guesses above');
+  return { mapping: formatMapping(s.mapping), messages };
+}
+
+/** The first lines of a file as a profile reads them: container log wrappers unwrapped, as analyze does. */
+export async function firstLines(file: string, limit: number, maxLineBytes: number): Promise<(string | null)[]> {
+  const out: (string | null)[] = [];
+  const unwrapper = new Unwrapper(maxLineBytes);
+  for await (const raw of readLines(fileSource(file).open(), { maxLineBytes })) {
+    out.push(...unwrapper.push(raw).lines);
+    if (out.length >= limit) return out.slice(0, limit);
+  }
+  const rest = unwrapper.end();
+  if (rest !== undefined) out.push(...rest.lines);
+  return out.slice(0, limit);
+}
+
+/** Pretty JSON, with each match rule and value map on one line. */
+export function formatMapping(m: object): string {
+  const entries = Object.entries(m).map(([k, v]) => {
+    let body: string;
+    if (Array.isArray(v) && k === 'match') body = `[\n${v.map((r) => `    ${JSON.stringify(r)}`).join(',\n')}\n  ]`;
+    else if (v !== null && typeof v === 'object' && !Array.isArray(v)) body = `{\n${Object.entries(v).map(([k2, v2]) => `    ${JSON.stringify(k2)}: ${JSON.stringify(v2)}`).join(',\n')}\n  }`;
+    else body = JSON.stringify(v);
+    return `  ${JSON.stringify(k)}: ${body}`;
+  });
+  return `{\n${entries.join(',\n')}\n}\n`;
 }
 
 function clip(s: string, n: number): string {

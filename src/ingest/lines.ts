@@ -15,6 +15,15 @@ export interface LineBatch {
   readonly lines: (string | null)[];
   /** Lines (by index in `lines`) whose bytes are not valid UTF-8. */
   readonly invalidUtf8?: Set<number>;
+  /**
+   * Set when the lines are not consecutive (unwrapped container logs, see wrappers.ts): the line
+   * number of each, the first physical line of a joined one.
+   */
+  readonly lineNumbers?: readonly number[];
+  /** The container wrapper's time of each line (RFC 3339), for records without a timestamp of their own. */
+  readonly times?: readonly (string | undefined)[];
+  /** Physical lines merged into a following line of this batch (partial container log lines). */
+  readonly joined?: number;
 }
 
 export interface LineReaderOptions {

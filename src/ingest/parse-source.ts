@@ -1,14 +1,16 @@
 /**
- * One input, from byte chunks to batches of canonical events: lines, records, events, every line
- * counted in the input's summary. Shared by the main thread and the parsing worker threads.
+ * One input, from byte chunks to batches of canonical events: lines, container log wrappers
+ * unwrapped (wrappers.ts), records, events, every line counted in the input's summary. Shared by
+ * the main thread and the parsing worker threads.
  */
 import type { LockEvent } from '../model/event.js';
 import type { FileSummary } from '../model/report.js';
 import { canonical } from '../profiles/canonical.js';
 import type { Profile } from '../profiles/types.js';
-import { readLines } from './lines.js';
+import { DEFAULT_MAX_LINE_BYTES, readLines, type LineBatch } from './lines.js';
 import { InputError } from './open.js';
 import { firstContentLine, toEvents, type InputStats } from './records.js';
+import { Unwrapper } from './wrappers.js';
 
 export async function* parseSource(
   chunks: AsyncIterable<Buffer>,
@@ -18,25 +20,32 @@ export async function* parseSource(
   summary: FileSummary,
   maxLineBytes: number | undefined,
 ): AsyncGenerator<{ events: LockEvent[]; lines: number }> {
-  try {
-    let chosen = profile.detect === undefined ? profile : undefined;
-    for await (const batch of readLines(chunks, { maxLineBytes })) {
+  let chosen = profile.detect === undefined ? profile : undefined;
+  const unwrapper = new Unwrapper(maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+  const events = (batch: LineBatch): LockEvent[] => {
+    if (unwrapper.kind != null) summary.wrapper = unwrapper.kind;
+    if (chosen === undefined) {
+      const first = firstContentLine(batch);
+      chosen = first === undefined ? undefined : profile.detect!(first);
       if (chosen === undefined) {
-        const first = firstContentLine(batch);
-        chosen = first === undefined ? undefined : profile.detect!(first);
-        if (chosen === undefined) {
-          // Only blank or over-long lines so far: count them; any profile does.
-          toEvents(batch, canonical, name, name, stats, summary);
-          yield { events: [], lines: batch.lines.length };
-          continue;
-        }
-        summary.profile = chosen.name;
+        // Only blank or over-long lines so far: count them; any profile does.
+        toEvents(batch, canonical, name, name, stats, summary);
+        return [];
       }
-      yield { events: toEvents(batch, chosen, name, name, stats, summary), lines: batch.lines.length };
+      summary.profile = chosen.name;
+    }
+    return toEvents(batch, chosen, name, name, stats, summary);
+  };
+  try {
+    for await (const raw of readLines(chunks, { maxLineBytes })) {
+      yield { events: events(unwrapper.push(raw)), lines: raw.lines.length };
     }
   } catch (err) {
     if (!(err instanceof InputError)) throw err;
     // The input broke off (truncated gzip, read error): keep what was read, and say so.
     summary.error = err.message;
   }
+  // Partial lines whose last piece never came (a rotated or cut-off container log).
+  const rest = unwrapper.end();
+  if (rest !== undefined) yield { events: events(rest), lines: 0 };
 }

@@ -65,6 +65,9 @@ export async function* workerEvents(
       summary.blank = s.blank;
       summary.ignored = s.ignored;
       summary.expanded = s.expanded;
+      summary.joined = s.joined;
+      // In the order parseSource sets them (the report's keys come out in the same order).
+      if (s.wrapper !== undefined) summary.wrapper = s.wrapper;
       if (s.profile !== undefined) summary.profile = s.profile;
       if (m.kind === 'end') {
         if (s.error !== undefined) summary.error = s.error;

@@ -109,13 +109,25 @@ export function isoOf(ms: number): string {
   return Number.isNaN(d.getTime()) ? String(ms) : d.toISOString();
 }
 
-/** Parse a duration such as `250ms`, `2s`, `1.5m`, or a bare number of milliseconds. */
-export function parseDuration(text: string): number | undefined {
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(text);
+/** Units a duration can be written in, as milliseconds each (`µs` is another spelling of `us`). */
+export const DURATION_UNITS: Readonly<Record<string, number>> = { ns: 1e-6, us: 1e-3, 'µs': 1e-3, ms: 1, s: 1000, min: 60000, h: 3600000 };
+/** The units a mapping's `units` may name, as listed in messages. */
+export const DURATION_UNIT_NAMES = ['ns', 'us', 'ms', 's', 'min', 'h'] as const;
+
+/**
+ * Parse a duration such as `250ms`, `2s`, `1.5m`, `10min`, `500us`, or a bare number, which is
+ * in `bareUnit` (default milliseconds). Returns milliseconds.
+ */
+export function parseDuration(text: string, bareUnit = 'ms'): number | undefined {
+  // [d.]hh:mm:ss[.fff], as .NET writes a TimeSpan ("00:00:10").
+  const span = /^\s*(?:(\d+)\.)?(\d{1,2}):(\d{2}):(\d{2}(?:\.\d+)?)\s*$/.exec(text);
+  if (span !== null) return ((Number(span[1] ?? 0) * 24 + Number(span[2])) * 60 + Number(span[3])) * 60000 + Number(span[4]) * 1000;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ns|us|µs|ms|min|s|m|h)?\s*$/.exec(text);
   if (m === null) return undefined;
   const n = Number(m[1]);
-  const unit = m[2] ?? 'ms';
-  return n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60000 : 3600000);
+  const unit = m[2] === 'm' ? 'min' : (m[2] ?? bareUnit);
+  const factor = DURATION_UNITS[unit];
+  return factor === undefined ? undefined : n * factor;
 }
 
 /** Short human form of a duration in ms. */

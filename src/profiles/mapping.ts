@@ -8,11 +8,12 @@ import { basename } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { readFileSync } from 'node:fs';
 import { MappingError } from './names.js';
+import { describeJsonError } from './json-error.js';
 
 export { MappingError };
 import validateMappingSpec from '../generated/mapping-validator.js';
 import { defaultObserver, defaultResult, EVENT_TYPES, OBSERVERS, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
-import { parseTimeValue, type TimeFormat } from '../model/time.js';
+import { DURATION_UNIT_NAMES, DURATION_UNITS, parseDuration, parseTimeValue, type TimeFormat } from '../model/time.js';
 import { parseFenceToken } from '../model/token.js';
 import { numberLiteral } from './canonical.js';
 import type { Profile, RecordOrigin } from './types.js';
@@ -34,7 +35,11 @@ export interface MappingSpec {
   normalize?: Record<string, 'etcd-lease' | 'hex' | 'decimal' | 'lower' | 'trim'>;
   defaults?: Record<string, string>;
   carry?: ('resource' | 'ownerId' | 'leaseId')[];
+  /** The unit each canonical duration field is logged in (bare numbers): `{ "ttlMs": "s" }`. */
+  units?: { ttlMs?: DurationUnit };
 }
+
+export type DurationUnit = 'ns' | 'us' | 'µs' | 'ms' | 's' | 'min' | 'h';
 
 
 /** Longest text a regular expression is run on (bounds the cost of any pattern). */
@@ -53,7 +58,8 @@ const DEFAULT_FIELDS: Record<string, string[]> = {
   ttlMs: ['ttlMs'],
   result: ['result'],
   observer: ['observer'],
-  source: ['source'],
+  // The clock domain: pino/bunyan `hostname`, OpenTelemetry `host.name` (never a bare `host`).
+  source: ['source', 'hostname', 'host.name'],
   rowCount: ['rowCount'],
 };
 
@@ -78,7 +84,7 @@ export function loadMapping(path: string, options: CompileOptions = {}): Profile
   try {
     spec = JSON.parse(text);
   } catch (err) {
-    throw new MappingError(`mapping ${path} is not valid JSON: ${(err as Error).message}`);
+    throw new MappingError(`mapping ${path} is not valid JSON: ${describeJsonError(text, err)}`);
   }
   return compileMapping(spec, path, options);
 }
@@ -89,6 +95,7 @@ export interface CompileOptions {
 }
 
 export function compileMapping(spec: unknown, name: string, options: CompileOptions = {}): Profile {
+  checkUnits(spec, name);
   if (!validateMappingSpec(spec)) throw new MappingError(`mapping ${name}: ${explain(validateMappingSpec.errors ?? [])}`);
   const m = spec as MappingSpec;
   const where = (p: string) => `mapping ${name}: ${p}`;
@@ -138,6 +145,8 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
   const defaults = new Map(Object.entries(m.defaults ?? {}).map(([f, t]) => [f, template(t, where(`/defaults/${f}`))]));
   if (m.defaults?.observer !== undefined && !(OBSERVERS as readonly string[]).includes(m.defaults.observer)) throw new MappingError(where(`/defaults/observer: "${m.defaults.observer}" is not one of ${OBSERVERS.join(', ')}`));
   const format = m.timestamp ?? 'auto';
+  const ttlUnit = m.units?.ttlMs ?? 'ms';
+  const ttlFactor = DURATION_UNITS[ttlUnit]!;
   const tokenKeys = lastSegments(m.fields?.fenceToken ?? DEFAULT_FIELDS.fenceToken!);
   const leaseKeys = lastSegments(m.fields?.leaseId ?? DEFAULT_FIELDS.leaseId!);
   const [gTs, gRes, gOwner, gLease, gOp, gToken, gTtl, gResult, gObs, gSource] = ['ts', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source'].map(get) as Getter[];
@@ -178,8 +187,9 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
       const set = rule.set;
 
       const rawTs = gTs(record);
-      if (rawTs === undefined) return `no timestamp (looked in ${tsPaths})`;
-      const time = parseTimeValue(rawTs, format);
+      if (rawTs === undefined && origin.wrapperTime === undefined) return `no timestamp (looked in ${tsPaths})`;
+      // No time of its own: the container log wrapper's (RFC 3339, whatever `timestamp` says).
+      const time = rawTs === undefined ? parseTimeValue(origin.wrapperTime, 'rfc3339') : parseTimeValue(rawTs, format);
       if (!time.ok) return time.reason;
 
       const resource = set.resource ?? mapped(resources, str(gRes(record))) ?? defaults.get('resource')?.(record, origin) ?? recall('resource', origin.file);
@@ -218,8 +228,9 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
       let ttlMs: number | undefined;
       const rawTtl = gTtl(record);
       if (rawTtl !== undefined) {
-        ttlMs = typeof rawTtl === 'number' ? rawTtl : typeof rawTtl === 'string' && /^\d+(\.\d+)?$/.test(rawTtl) ? Number(rawTtl) : NaN;
-        if (!(ttlMs >= 0)) return `ttlMs ${JSON.stringify(clip(String(rawTtl)))} is not a non-negative number`;
+        // A bare number is in units.ttlMs (default ms); a string may carry its own unit ("2s").
+        ttlMs = typeof rawTtl === 'number' ? rawTtl * ttlFactor : typeof rawTtl === 'string' ? (parseDuration(rawTtl, ttlUnit) ?? NaN) : NaN;
+        if (!(ttlMs >= 0)) return `ttlMs ${JSON.stringify(clip(String(rawTtl)))} is not a non-negative number${ttlUnit === 'ms' ? '' : ` of ${ttlUnit}`} or a duration such as 2s`;
       }
       return {
         ts: time.ms,
@@ -559,6 +570,22 @@ function literalOf(text: string | undefined, keys: string[], parsed: number): st
     if (lit !== undefined) return lit;
   }
   return undefined;
+}
+
+/**
+ * `units` is checked before the schema so that a wrong unit gets a message naming the units:
+ * `mapping X: /units/ttlMs: "sec" is not a unit (ns, us, ms, s, min, h)`.
+ */
+function checkUnits(spec: unknown, name: string): void {
+  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) return;
+  const units = (spec as { units?: unknown }).units;
+  if (units === undefined || units === null || typeof units !== 'object' || Array.isArray(units)) return; // the schema says what is wrong
+  for (const [field, unit] of Object.entries(units as Record<string, unknown>)) {
+    if (field !== 'ttlMs') throw new MappingError(`mapping ${name}: /units/${field}: not a canonical duration field (units can be given for ttlMs)`);
+    if (typeof unit !== 'string' || DURATION_UNITS[unit] === undefined) {
+      throw new MappingError(`mapping ${name}: /units/${field}: ${JSON.stringify(unit)} is not a unit (${DURATION_UNIT_NAMES.join(', ')})`);
+    }
+  }
 }
 
 function explain(errors: ErrorObject[]): string {

@@ -53,7 +53,10 @@ const KLOG = /^([IWEF])(\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d+)?\s+(\d+)\s+
 const LEASE_IN_TEXT = /\blease ([\w.-]+\/[\w.-]+)/;
 
 export interface KlogOptions {
-  /** klog text lines have no year. Default: the current year. */
+  /**
+   * klog text lines have no year. Default: the year of the container log wrapper's time when the
+   * line came in one (docker json-file, CRI, kubectl --timestamps), else the current year.
+   */
   year?: number;
   /** And no zone: an offset such as `Z` (default) or `+02:00`. */
   zone?: string;
@@ -64,10 +67,10 @@ export interface KlogOptions {
  * (structured) or `… leaderelection.go:258] successfully acquired lease kube-system/kcm` (printf style).
  * JSON lines (klog's JSON format) are parsed as JSON. Gives { ts, level, thread, caller, msg, …pairs }.
  */
-export function klogParser(options: KlogOptions = {}): (text: string) => Record<string, unknown> | string {
-  const year = options.year ?? new Date().getUTCFullYear();
+export function klogParser(options: KlogOptions = {}): (text: string, wrapperTime?: string) => Record<string, unknown> | string {
+  const thisYear = options.year ?? new Date().getUTCFullYear();
   const zone = options.zone ?? 'Z';
-  return (text) => {
+  return (text, wrapperTime) => {
     if (text.startsWith('{')) {
       try {
         const v = JSON.parse(text) as unknown;
@@ -78,6 +81,7 @@ export function klogParser(options: KlogOptions = {}): (text: string) => Record<
     }
     const m = KLOG.exec(text);
     if (m === null) return Object.create(null) as Record<string, unknown>; // not a klog line: ignored
+    const year = options.year === undefined && wrapperTime !== undefined ? yearFrom(wrapperTime, Number(m[2])) : thisYear;
     const rec: Record<string, unknown> = {
       ts: `${year}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:${m[6]}${m[7] ?? ''}${zone}`,
       level: m[1],
@@ -102,6 +106,18 @@ export function klogParser(options: KlogOptions = {}): (text: string) => Record<
 }
 
 export const parseKlog = klogParser();
+
+/**
+ * The year of a klog line of month `month`, from the wrapper's time: the wrapper's year, but the
+ * one before for a December line wrapped in January (and after, the other way round).
+ */
+function yearFrom(wrapperTime: string, month: number): number {
+  const year = Number(wrapperTime.slice(0, 4));
+  const wrapperMonth = Number(wrapperTime.slice(5, 7));
+  if (month === 12 && wrapperMonth === 1) return year - 1;
+  if (month === 1 && wrapperMonth === 12) return year + 1;
+  return year;
+}
 
 function closingQuote(s: string): number {
   for (let i = 1; i < s.length; i++) {

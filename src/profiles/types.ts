@@ -8,6 +8,11 @@ export interface RecordOrigin {
   readonly source: string;
   /** The raw line text, for exact recovery of large numbers. */
   readonly text?: string;
+  /**
+   * The time of the container log wrapper the line came in (docker json-file, CRI, kubectl
+   * --timestamps; RFC 3339): the record's time when it carries none of its own.
+   */
+  readonly wrapperTime?: string;
 }
 
 /**
@@ -17,8 +22,11 @@ export interface RecordOrigin {
  */
 export interface Profile {
   readonly name: string;
-  /** How a line becomes a record; default JSON.parse. Returns a string: the reason it is invalid. */
-  readonly parseLine?: (text: string) => Record<string, unknown> | string;
+  /**
+   * How a line becomes a record; default JSON.parse. Returns a string: the reason it is invalid.
+   * `wrapperTime` is the container wrapper's time of the line, if any (klog text takes its year).
+   */
+  readonly parseLine?: (text: string, wrapperTime?: string) => Record<string, unknown> | string;
   /** Split a record into several (e.g. an OTLP export batch); default: the record itself. */
   readonly expand?: (record: Record<string, unknown>) => Record<string, unknown>[];
   /**

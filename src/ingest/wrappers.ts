@@ -1,0 +1,263 @@
+/**
+ * Container log wrappers: logs collected from the nodes rather than through `kubectl logs`
+ * arrive wrapped, one physical line per piece of the application's line:
+ *
+ * - docker's json-file driver: `{"log":"…\n","stream":"stderr","time":"2026-…Z"}`. A line longer
+ *   than 16 KiB is split into pieces; all but the last lack the trailing `\n` of `log`.
+ * - CRI runtimes (containerd, CRI-O): `<RFC 3339 nano time> <stdout|stderr> <F|P> <text>`, where
+ *   `P` marks a partial line, continued by the following lines of the same stream up to an `F`.
+ * - `kubectl logs --timestamps`: `<RFC 3339 nano time> <text>`.
+ *
+ * The wrapper is detected per input from its first non-blank lines (most of them must agree), and
+ * then every line of the input is unwrapped; a line that is not in the wrapper's form is passed on
+ * as it is (the profile judges it). Partial pieces are joined, per stream, into one line whose
+ * number is that of its first piece; the pieces merged into a following one are counted as
+ * `joined`, so that `lines + expanded = events + blank + ignored + invalid + joined`. A joined
+ * line is still bound by the line-length cap: past it, its pieces are dropped as they come and it
+ * is reported as too long. The wrapper's time travels with each line, a fallback for records that
+ * carry no timestamp of their own.
+ */
+import type { LineBatch } from './lines.js';
+
+export type WrapperKind = 'docker' | 'cri' | 'kubectl';
+export const WRAPPER_KINDS: readonly WrapperKind[] = ['docker', 'cri', 'kubectl'];
+
+/** How many of the first non-blank lines are looked at to detect the wrapper. */
+export const DETECT_LINES = 8;
+
+/** One physical line, unwrapped. */
+interface Piece {
+  /** The stream partial pieces are joined within. */
+  stream: string;
+  time: string;
+  text: string;
+  /** More of the same line follows. */
+  partial: boolean;
+}
+
+/** RFC 3339 with a zone, as runtimes write it (nanoseconds, usually Z). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;
+const MAX_TIME_CHARS = 35;
+
+function timeAt(text: string): { time: string; end: number } | undefined {
+  const c = text.charCodeAt(0);
+  if (c < 48 || c > 57) return undefined;
+  const sp = text.indexOf(' ');
+  if (sp < 20 || sp > MAX_TIME_CHARS) return undefined;
+  const time = text.slice(0, sp);
+  return RFC3339.test(time) ? { time, end: sp } : undefined;
+}
+
+/** `<time> <stdout|stderr> <tags> <text>`; the first tag `P` marks a partial line. */
+export function parseCri(text: string): Piece | undefined {
+  const t = timeAt(text);
+  if (t === undefined) return undefined;
+  const s = t.end + 1;
+  const stream = text.startsWith('stdout ', s) ? 'stdout' : text.startsWith('stderr ', s) ? 'stderr' : undefined;
+  if (stream === undefined) return undefined;
+  const tagStart = s + 7;
+  let tagEnd = text.indexOf(' ', tagStart);
+  if (tagEnd === -1) tagEnd = text.length;
+  const tag = text.slice(tagStart, tagEnd);
+  const first = tag.split(':', 1)[0];
+  if (first !== 'F' && first !== 'P') return undefined;
+  return { stream, time: t.time, text: tagEnd < text.length ? text.slice(tagEnd + 1) : '', partial: first === 'P' };
+}
+
+/** `<time> <text>` (kubectl logs --timestamps). */
+export function parseKubectl(text: string): Piece | undefined {
+  const t = timeAt(text);
+  if (t === undefined) return undefined;
+  return { stream: '', time: t.time, text: text.slice(t.end + 1), partial: false };
+}
+
+const DOCKER_KEYS = new Set(['log', 'stream', 'time', 'attrs']);
+
+/** docker json-file: `{"log":"…\n","stream":"…","time":"…"}`; `log` without its `\n` is a partial piece. */
+export function parseDocker(text: string, strict = false): Piece | undefined {
+  if (text.charCodeAt(0) !== 123 /* { */ || text.indexOf('"log"') === -1) return undefined;
+  let rec: unknown;
+  try {
+    rec = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (rec === null || typeof rec !== 'object' || Array.isArray(rec)) return undefined;
+  const r = rec as Record<string, unknown>;
+  const log = r.log;
+  const stream = r.stream ?? '';
+  const time = r.time;
+  if (typeof log !== 'string' || (stream !== '' && stream !== 'stdout' && stream !== 'stderr') || typeof time !== 'string') return undefined;
+  // Detection is stricter: docker writes these keys only, so a log record of an application
+  // that happens to have a `log` field is not taken for a wrapper.
+  if (strict && (!RFC3339.test(time) || Object.keys(r).some((k) => !DOCKER_KEYS.has(k)))) return undefined;
+  let inner = log;
+  let partial = true;
+  if (inner.endsWith('\n')) {
+    partial = false;
+    inner = inner.slice(0, inner.endsWith('\r\n') ? -2 : -1);
+  }
+  return { stream, time, text: inner, partial };
+}
+
+function parserOf(kind: WrapperKind): (text: string) => Piece | undefined {
+  return kind === 'docker' ? parseDocker : kind === 'cri' ? parseCri : parseKubectl;
+}
+
+function isBlank(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 32 && c !== 9 && c !== 13 && c !== 11 && c !== 12) return false;
+  }
+  return true;
+}
+
+/** The wrapper of one line, if it is in one's form (CRI before kubectl: a CRI line also starts with a time). */
+export function wrapperOf(text: string): WrapperKind | undefined {
+  if (parseDocker(text, true) !== undefined) return 'docker';
+  if (parseCri(text) !== undefined) return 'cri';
+  if (parseKubectl(text) !== undefined) return 'kubectl';
+  return undefined;
+}
+
+/**
+ * The wrapper of an input from its first non-blank lines: the kind that most of them (at least
+ * half, up to DETECT_LINES) are in, or null for none. Undefined while no content line was seen.
+ */
+export function detectWrapper(lines: readonly (string | null)[]): WrapperKind | null | undefined {
+  const counts = new Map<WrapperKind, number>();
+  let seen = 0;
+  for (const l of lines) {
+    if (l === null || isBlank(l)) continue;
+    const k = wrapperOf(l);
+    if (k !== undefined) counts.set(k, (counts.get(k) ?? 0) + 1);
+    if (++seen === DETECT_LINES) break;
+  }
+  if (seen === 0) return undefined;
+  let best: WrapperKind | null = null;
+  let most = 0;
+  for (const k of WRAPPER_KINDS) {
+    const n = counts.get(k) ?? 0;
+    if (n > most) {
+      best = k;
+      most = n;
+    }
+  }
+  return most * 2 >= seen ? best : null;
+}
+
+interface Pending {
+  line: number;
+  time: string;
+  parts: string[];
+  bytes: number;
+  /** Past the line-length cap: its parts are dropped. */
+  over: boolean;
+  badUtf8: boolean;
+  /** Physical lines taken so far. */
+  pieces: number;
+}
+
+/**
+ * Unwraps the batches of one input. Undecided until a batch has a content line; then either
+ * passes every batch on untouched (no wrapper) or unwraps each line and joins partial lines.
+ */
+export class Unwrapper {
+  /** undefined: not decided yet; null: no wrapper. */
+  kind: WrapperKind | null | undefined = undefined;
+  private parse: ((text: string) => Piece | undefined) | undefined;
+  private readonly pending = new Map<string, Pending>();
+
+  constructor(private readonly maxLineBytes: number) {}
+
+  push(batch: LineBatch): LineBatch {
+    if (this.kind === undefined) {
+      this.kind = detectWrapper(batch.lines);
+      if (this.kind === undefined) return batch;
+      if (this.kind !== null) this.parse = parserOf(this.kind);
+    }
+    const parse = this.parse;
+    if (parse === undefined) return batch;
+    const out = new Out();
+    const { lines, firstLine, invalidUtf8 } = batch;
+    for (let i = 0; i < lines.length; i++) {
+      const text = lines[i]!;
+      const line = firstLine + i;
+      const bad = invalidUtf8 !== undefined && invalidUtf8.has(i);
+      const piece = text === null || isBlank(text) ? undefined : parse(text);
+      if (piece === undefined) {
+        out.add(text, line, undefined, bad);
+        continue;
+      }
+      let p = this.pending.get(piece.stream);
+      if (piece.partial) {
+        if (p === undefined) this.pending.set(piece.stream, (p = { line, time: piece.time, parts: [], bytes: 0, over: false, badUtf8: false, pieces: 0 }));
+        this.take(p, piece.text, bad);
+        continue;
+      }
+      if (p === undefined) {
+        out.add(piece.text, line, piece.time, bad);
+        continue;
+      }
+      this.pending.delete(piece.stream);
+      this.take(p, piece.text, bad);
+      out.joined += p.pieces - 1;
+      out.add(p.over ? null : p.parts.join(''), p.line, p.time, p.badUtf8);
+    }
+    return out.batch(firstLine);
+  }
+
+  /** At the end of the input: lines whose last piece never came (a rotated or cut-off log), as they are. */
+  end(): LineBatch | undefined {
+    if (this.pending.size === 0) return undefined;
+    const out = new Out();
+    for (const p of [...this.pending.values()].sort((a, b) => a.line - b.line)) {
+      out.joined += p.pieces - 1;
+      out.add(p.over ? null : p.parts.join(''), p.line, p.time, p.badUtf8);
+    }
+    this.pending.clear();
+    return out.batch(0);
+  }
+
+  private take(p: Pending, text: string, bad: boolean): void {
+    p.pieces++;
+    if (bad) p.badUtf8 = true;
+    if (p.over) return;
+    p.bytes += Buffer.byteLength(text, 'utf8');
+    if (p.bytes > this.maxLineBytes) {
+      p.over = true;
+      p.parts = [];
+    } else p.parts.push(text);
+  }
+}
+
+/** An unwrapped batch being built: its lines need their numbers (joined lines leave gaps). */
+class Out {
+  readonly lines: (string | null)[] = [];
+  readonly numbers: number[] = [];
+  readonly times: (string | undefined)[] = [];
+  bad: Set<number> | undefined;
+  joined = 0;
+
+  add(text: string | null, line: number, time: string | undefined, badUtf8: boolean): void {
+    if (badUtf8) (this.bad ??= new Set()).add(this.lines.length);
+    this.lines.push(text);
+    this.numbers.push(line);
+    this.times.push(time);
+  }
+
+  batch(firstLine: number): LineBatch {
+    return { firstLine: this.numbers[0] ?? firstLine, lines: this.lines, invalidUtf8: this.bad, lineNumbers: this.numbers, times: this.times, joined: this.joined };
+  }
+}
+
+/**
+ * The first lines of an input (a sample, e.g. for `map --suggest`) as the profiles see them:
+ * unwrapped and joined when they are in a container log wrapper, else as they are.
+ */
+export function unwrapSample(lines: readonly (string | null)[], maxLineBytes: number): (string | null)[] {
+  const u = new Unwrapper(maxLineBytes);
+  const batch = u.push({ firstLine: 1, lines: [...lines] });
+  const rest = u.end();
+  return rest === undefined ? [...batch.lines] : [...batch.lines, ...rest.lines];
+}
