@@ -167,6 +167,17 @@ describe('stdin on a terminal', () => {
     expect(report.input.files[0].file).toBe('stdin');
   });
 
+  it.skipIf(python.status !== 0)('timeline and map say the same, naming their own --help', () => {
+    for (const args of [['timeline', '-r', 'resource-7'], ['map', '-']]) {
+      const r = spawnSync('python3', [join(ROOT, 'test', 'helpers', 'pty-stdin.py'), join(FIXTURES, 'article-unsafe.ndjson'), process.execPath, BIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60000 });
+      expect(r.status, r.stderr).toBe(0);
+      const run = JSON.parse(r.stdout) as { code: number; stdout: string; before: string };
+      expect(run.before).toBe(`stalewrite: reading stdin (a terminal); pipe a log in or give a file (end typed input with Ctrl-D) — see "stalewrite ${args[0]} --help"\n`);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(args[0] === 'timeline' ? /resource-7 \(violated\)/ : /^1: /);
+    }
+  });
+
   it('says nothing when stdin is a pipe or a file is given', async () => {
     const piped = await runCli(['analyze'], { stdin: readFileSync(join(ROOT, unsafe)) });
     expect(piped.code).toBe(1);

@@ -158,6 +158,17 @@ describe('no silent pass', () => {
     expect(req.stderr).toMatch(/verdict untested: 0 of 2 events are writes/);
   });
 
+  it('"-" beside files is read too (the option parser used to drop a lone "-")', async () => {
+    const { readFileSync } = await import('node:fs');
+    const unsafe = readFileSync('fixtures/article-unsafe.ndjson');
+    const r = await runCli(['analyze', '-f', 'json', 'fixtures/article-safe.ndjson', '-'], { stdin: unsafe });
+    expect(JSON.parse(r.stdout).input.files.map((f: { file: string }) => f.file)).toEqual(['fixtures/article-safe.ndjson', 'stdin']);
+    expect(r.code).toBe(1);
+    const map = await runCli(['map', '-n', '1', '-'], { stdin: unsafe });
+    expect(map.code).toBe(0);
+    expect(map.stdout).toMatch(/"source":"stdin"/);
+  });
+
   it('--rule that names no rule is a usage error, not a run of no rule', async () => {
     for (const rule of ['', ',', ' , ']) {
       const r = await runCli(['analyze', '-f', 'json', '--rule', rule, 'fixtures/article-unsafe.ndjson']);

@@ -33,6 +33,16 @@ const COMMANDS = ['analyze', 'rules', 'explain', 'timeline', 'check', 'map'] as 
 const COMMAND_ALIASES: Record<string, (typeof COMMANDS)[number]> = { analyse: 'analyze' };
 
 class UsageError extends Error {}
+
+/** Stands for a lone "-" while yargs parses (see main). */
+const STDIN_PLACEHOLDER = '\u0000-stdin-\u0000';
+
+function restoreStdin(args: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(args)) {
+    if (value === STDIN_PLACEHOLDER) args[key] = '-';
+    else if (Array.isArray(value) && value.includes(STDIN_PLACEHOLDER)) args[key] = value.map((v) => (v === STDIN_PLACEHOLDER ? '-' : v));
+  }
+}
 /** The report could not be written (exit 2, like an unreadable input). */
 class OutputError extends Error {}
 
@@ -78,7 +88,10 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
     });
   }
 
-  const cli = yargs(argv)
+  // yargs' parser drops a lone "-" (stdin) from positionals: `analyze a.ndjson -` read only
+  // a.ndjson. It is passed through as a placeholder and turned back into "-" before any handler.
+  const cli = yargs(argv.map((a) => (a === '-' ? STDIN_PLACEHOLDER : a)))
+    .middleware(restoreStdin, true)
     .scriptName('stalewrite')
     .usage('$0 <command> [options]\n\nFind stale writes in distributed-lock and fencing-token logs.')
     .command(
@@ -198,6 +211,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
         if (args.suggest) {
           if (args.mapping !== undefined) throw new UsageError('--suggest drafts a mapping: it does not take --mapping');
           for (const f of files) if (f !== '-') await checkReadable(f);
+          noteTerminalStdin(files, 'map');
           const { renderSuggestion } = await import('./map.js');
           const { mapping, messages } = await renderSuggestion(files, args['max-line-bytes'], { year: args['klog-year'], zone: args['klog-zone'] });
           for (const m of messages) process.stderr.write(`${escapeTerminal(m)}\n`);
@@ -207,6 +221,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
         if (files.length !== 1) throw new UsageError(`map shows one file (got ${files.length}); several files are for --suggest`);
         const profile = await profileFrom(args);
         if (files[0] !== '-') await checkReadable(files[0]!);
+        noteTerminalStdin(files, 'map');
         const { renderMap } = await import('./map.js');
         await writeOut(await renderMap(files[0]!, profile, args.lines, args['max-line-bytes']));
       },
@@ -295,7 +310,7 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   if (files.filter((f) => f === '-').length > 1) throw new UsageError('stdin ("-") can be given only once');
   // Typed at a prompt with no file: say what it waits for instead of waiting silently. It then
   // reads on (lines typed or pasted, ended by Ctrl-D); a pipe or a file changes nothing.
-  if (files.includes('-') && process.stdin.isTTY === true) process.stderr.write('stalewrite: reading stdin (a terminal); pipe a log in or give a file (end typed input with Ctrl-D) — see "stalewrite analyze --help"\n');
+  noteTerminalStdin(files, 'analyze');
   const format = args.format ?? (args.output === undefined && process.stdout.isTTY ? 'table' : 'json');
 
   const policy: FailPolicy = { failOn: args['fail-on'], includePossible: args['include-possible'], allowInconclusive: args['allow-inconclusive'], requireTested: args['require-tested'] };
@@ -380,6 +395,11 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   return code;
 }
 
+/** Reading a terminal: say what it waits for instead of waiting silently (a pipe or a file changes nothing). */
+function noteTerminalStdin(files: readonly string[], command: string): void {
+  if (files.includes('-') && process.stdin.isTTY === true) process.stderr.write(`stalewrite: reading stdin (a terminal); pipe a log in or give a file (end typed input with Ctrl-D) — see "stalewrite ${command} --help"\n`);
+}
+
 /** `--rule a --rule b,c` as a list; a usage error when it names no rule at all (`--rule ""` would run none and pass). */
 function ruleList(rule: string | string[] | undefined): string[] | undefined {
   if (rule === undefined) return undefined;
@@ -459,8 +479,10 @@ async function runTimeline(files: string[] | undefined, resource: string, maxEve
   const clockSkewMs = parseDuration(skew);
   if (clockSkewMs === undefined) throw new UsageError(`--clock-skew "${skew}" is not a duration such as 250ms or 1s`);
   if (!Number.isInteger(maxEvents) || maxEvents < 2) throw new UsageError('--max-events must be a whole number ≥ 2');
+  const inputs = files === undefined || files.length === 0 ? ['-'] : files;
+  noteTerminalStdin(inputs, 'timeline');
   const report = await analyze({
-    files: files === undefined || files.length === 0 ? ['-'] : files,
+    files: inputs,
     clockSkewMs,
     timelines: { resources: [resource], perResource: maxEvents },
     profile,

@@ -17,7 +17,9 @@ import { Unwrapper } from '../ingest/wrappers.js';
 export async function renderMap(file: string, profile: Profile, limit: number, maxLineBytes: number): Promise<string> {
   const out: string[] = [];
   const stats = new InputStats({ maxProblems: Number.MAX_SAFE_INTEGER });
-  const summary = stats.addFile(file);
+  // Named as analyze names it: stdin is "stdin", also as the default clock domain.
+  const name = file === '-' ? 'stdin' : file;
+  const summary = stats.addFile(name);
   let chosen = profile.detect === undefined ? profile : undefined;
   let seen = 0;
   // Container log wrappers are unwrapped as analyze does: each line is shown as the profile reads it.
@@ -38,7 +40,7 @@ export async function renderMap(file: string, profile: Profile, limit: number, m
         out.push(`(auto: ${chosen.name})`);
       }
       out.push(`${line}: ${text === null ? '(longer than --max-line-bytes)' : t(clip(text, 300))}`);
-      for (const outcome of outcomes(one, chosen ?? profile, file, stats, summary)) out.push(`  -> ${t(outcome)}`);
+      for (const outcome of outcomes(one, chosen ?? profile, name, stats, summary)) out.push(`  -> ${t(outcome)}`);
     }
     summary.lines += batch.joined ?? 0;
     summary.joined += batch.joined ?? 0;
