@@ -285,7 +285,7 @@ export class Engine {
           between,
           gapMs,
           clockSkewMs: skew,
-          decide: `${what} are ${ms} ms apart in different clock domains (${a.source}, ${b.source}), more than --clock-skew ${fmtMs(skew)} ms; with both in one clock domain (\`source\`) this finding would be definite`,
+          decide: `${what} are ${ms} ms apart in different clock domains (${a.source}, ${b.source}), more than --clock-skew ${fmtMs(skew)} ms; with both in one clock domain (the same source) this finding would be definite`,
         },
       };
     }
@@ -297,7 +297,7 @@ export class Engine {
         between,
         gapMs,
         clockSkewMs: skew,
-        decide: `${what} are ${ms} ms apart in different clock domains (${a.source}, ${b.source}), within --clock-skew ${fmtMs(skew)} ms; ${bound}with both files in one clock domain (\`source\`), this finding would be definite`,
+        decide: `${what} are ${ms} ms apart in different clock domains (${a.source}, ${b.source}), within --clock-skew ${fmtMs(skew)} ms; ${bound}with both files in one clock domain (the same source), this finding would be definite`,
       },
     };
   }

@@ -61,7 +61,7 @@ function judge(context: RuleContext, write: LockEvent): void {
     uncertainty:
       granted.source === write.source
         ? undefined
-        : { kind: 'clock-skew', clockSkewMs: context.options.clockSkewMs, decide: `the authority's grants and the write come from different clock domains (${granted.source}, ${write.source}), so a grant of this token may have been logged late; with both in one clock domain (\`source\`) this finding would be definite` },
+        : { kind: 'clock-skew', clockSkewMs: context.options.clockSkewMs, decide: `the authority's grants and the write come from different clock domains (${granted.source}, ${write.source}), so a grant of this token may have been logged late; with both in one clock domain (the same source) this finding would be definite` },
     subject: write,
   });
 }
