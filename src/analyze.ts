@@ -1,15 +1,16 @@
 /** The library API: the whole pipeline from inputs to a report. */
 import { access, stat } from 'node:fs/promises';
-import { constants } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Engine, DEFAULT_CLOCK_SKEW_MS, toEvidence } from './engine.js';
+import { DUPLICATE_WINDOW_MS, RecentEvents } from './ingest/duplicates.js';
 import { mergeByTime } from './ingest/merge.js';
 import { fileSource, InputError, reasonOf, streamSource, type InputSource } from './ingest/open.js';
 import { count, InputStats, type InputPolicy } from './ingest/records.js';
 import { parseSource } from './ingest/parse-source.js';
 import { maxWorkers, workerEvents, WORKER_MIN_BYTES } from './ingest/threaded.js';
 import type { LockEvent } from './model/event.js';
-import { byReadiness, type Finding, type Problem, type Readiness, type Report, type TimelineEvent } from './model/report.js';
+import { byReadiness, type FileSummary, type Finding, type Problem, type Readiness, type Report, type TimelineEvent } from './model/report.js';
 import { EventCapture } from './timeline/capture.js';
 import { canonical } from './profiles/canonical.js';
 import type { Profile } from './profiles/types.js';
@@ -66,8 +67,21 @@ export interface AnalyzeOptions {
    * recipe are parsed on the main thread. Results are the same either way.
    */
   workers?: 'auto' | 'on' | 'off';
-
+  /**
+   * At-least-once delivery: an event identical to one read before (same canonical fields and
+   * given source, see README "Reading input") is counted in `duplicates` and not analysed again,
+   * when it comes within this many ms of the newest timestamp read (the events of that window are
+   * remembered, no more). Default: the clock-skew bound, and at least 1000.
+   */
+  duplicateWindowMs?: number;
+  /** Count copies of events as duplicates (default true); false analyses every copy. */
+  dedupe?: boolean;
+  /** Called when an input is skipped because it names a file already given (same device and inode). */
+  onNote?: (note: string) => void;
 }
+
+/** More file inputs than this are read by reopening each plain file per chunk (see ingest/open.ts). */
+export const MANY_FILES = 32;
 
 export interface ProgressInfo {
   /** The input being read. */
@@ -90,17 +104,63 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   const stats = new InputStats(policy);
   const progress = options.onProgress === undefined ? undefined : { info: { file: '', bytes: 0, lines: 0 }, report: options.onProgress };
   const sources: AsyncIterable<LockEvent[]>[] = [];
-  // Each path is checked (and its size read) once, before any reading starts.
+  /** The summary of each source, by index in `sources` (where its duplicates are counted). */
+  const summaries: FileSummary[] = [];
+  // Each path is checked (and its size read) once, before any reading starts. A path naming a
+  // file already given (`f`, `./f`, an absolute path, a symlink: same device and inode) is not
+  // read again: it gets an entry with `sameAs` and zero counts.
+  const files: string[] = [];
   const sizes: (number | undefined)[] = [];
-  for (const path of options.files ?? []) sizes.push(path === '-' ? undefined : await checkReadable(path));
+  const seenFiles = new Map<string, string>();
+  const sameAs = new Map<number, string>();
+  for (const path of options.files ?? []) {
+    if (path === '-') {
+      files.push(path);
+      sizes.push(undefined);
+      continue;
+    }
+    const st = await checkFile(path);
+    const id = `${st.dev}:${st.ino}`;
+    const first = seenFiles.get(id);
+    if (first !== undefined) {
+      sameAs.set(files.length + sameAs.size, first);
+      continue;
+    }
+    seenFiles.set(id, path);
+    files.push(path);
+    sizes.push(st.size);
+  }
   const threaded = filesForWorkers(sizes, profile, options.workers ?? 'auto');
-  (options.files ?? []).forEach((path, i) => {
+  const reopen = files.length > MANY_FILES;
+  // Entries in the order the paths were given (a skipped path's entry where it was named).
+  let next = 0;
+  (options.files ?? []).forEach((given, k) => {
+    const first = sameAs.get(k);
+    if (first !== undefined) {
+      const entry = stats.addFile(given);
+      entry.sameAs = first;
+      options.onNote?.(`${given} is the same file as ${first}: read once`);
+      return;
+    }
+    const i = next++;
+    const path = files[i]!;
     const recipe = profile.recipe;
-    if (threaded.has(i) && recipe !== undefined) sources.push(workerSource({ path, name: path, recipe, maxLineBytes: options.maxLineBytes }, stats, progress));
-    else sources.push(sourceEvents(fileSource(path), profile, stats, options.maxLineBytes, progress));
+    const input = fileSource(path, { reopen });
+    const summary = stats.addFile(input.name);
+    summaries.push(summary);
+    if (threaded.has(i) && recipe !== undefined) sources.push(workerSource({ path, name: path, recipe, maxLineBytes: options.maxLineBytes }, stats, summary, progress));
+    else sources.push(sourceEvents(input, profile, stats, summary, options.maxLineBytes, progress));
   });
-  for (const s of options.streams ?? []) sources.push(sourceEvents(streamSource(s.name, s.stream), profile, stats, options.maxLineBytes, progress));
-  if (options.events !== undefined) sources.push(recordEvents(options.events, profile, stats));
+  for (const s of options.streams ?? []) {
+    const summary = stats.addFile(s.name);
+    summaries.push(summary);
+    sources.push(sourceEvents(streamSource(s.name, s.stream), profile, stats, summary, options.maxLineBytes, progress));
+  }
+  if (options.events !== undefined) {
+    const summary = stats.addFile('events');
+    summaries.push(summary);
+    sources.push(recordEvents(options.events, profile, stats, summary));
+  }
   if (sources.length === 0) throw new InputError('nothing to analyze: give files, streams or events');
 
   const capture = options.timelines === undefined ? undefined : new EventCapture({ resources: options.timelines.resources, perResource: options.timelines.perResource });
@@ -114,8 +174,24 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     maxResources: options.maxResources,
     onFinding: options.onFinding,
   });
-  for await (const batch of mergeByTime(sources)) {
-    for (let i = 0; i < batch.length; i++) engine.push(batch[i]!);
+  const clockSkewMs = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
+  const recent = options.dedupe === false ? undefined : new RecentEvents(options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS));
+  for await (const { events, from } of mergeByTime(sources)) {
+    if (recent === undefined) {
+      for (let i = 0; i < events.length; i++) engine.push(events[i]!);
+      continue;
+    }
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]!;
+      if (recent.seen(ev)) {
+        // A copy (at-least-once delivery): counted once, analysed once.
+        const summary = summaries[typeof from === 'number' ? from : from[i]!]!;
+        summary.events--;
+        summary.duplicates++;
+        continue;
+      }
+      engine.push(ev);
+    }
   }
   engine.finish();
   const report = buildReport(engine, stats);
@@ -178,11 +254,16 @@ export function selectRules(ids: readonly string[] | undefined): readonly Rule[]
 
 /** A clear InputError for a missing, unreadable or directory path, before any reading starts; else its size in bytes. */
 export async function checkReadable(path: string): Promise<number> {
+  return (await checkFile(path)).size;
+}
+
+/** checkReadable, with the file's stat (device and inode tell the same file named twice). */
+async function checkFile(path: string): Promise<Stats> {
   try {
     const st = await stat(path);
     if (st.isDirectory()) throw new InputError(`cannot read ${path}: it is a directory`);
     await access(path, constants.R_OK);
-    return st.size;
+    return st;
   } catch (err) {
     if (err instanceof InputError) throw err;
     throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
@@ -215,8 +296,7 @@ function filesForWorkers(sizes: readonly (number | undefined)[], profile: Profil
   return chosen;
 }
 
-async function* workerSource(job: Parameters<typeof workerEvents>[0], stats: InputStats, progress?: ProgressState): AsyncGenerator<LockEvent[]> {
-  const summary = stats.addFile(job.name);
+async function* workerSource(job: Parameters<typeof workerEvents>[0], stats: InputStats, summary: FileSummary, progress?: ProgressState): AsyncGenerator<LockEvent[]> {
   const onBatch =
     progress === undefined
       ? undefined
@@ -229,8 +309,7 @@ async function* workerSource(job: Parameters<typeof workerEvents>[0], stats: Inp
   yield* workerEvents(job, stats, summary, onBatch);
 }
 
-async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, maxLineBytes: number | undefined, progress?: ProgressState): AsyncGenerator<LockEvent[]> {
-  const summary = stats.addFile(input.name);
+async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, summary: FileSummary, maxLineBytes: number | undefined, progress?: ProgressState): AsyncGenerator<LockEvent[]> {
   const chunks = progress === undefined ? input.open() : counted(input.open(), input.name, progress);
   for await (const { events, lines } of parseSource(chunks, input.name, profile, stats, summary, maxLineBytes)) {
     if (progress !== undefined) {
@@ -241,8 +320,7 @@ async function* sourceEvents(input: InputSource, profile: Profile, stats: InputS
   }
 }
 
-async function* recordEvents(records: readonly Record<string, unknown>[], chosen: Profile, stats: InputStats): AsyncGenerator<LockEvent[]> {
-  const summary = stats.addFile('events');
+async function* recordEvents(records: readonly Record<string, unknown>[], chosen: Profile, stats: InputStats, summary: FileSummary): AsyncGenerator<LockEvent[]> {
   const profile = chosen.detect !== undefined && records.length > 0 ? chosen.detect(JSON.stringify(records[0])) : chosen;
   const out: LockEvent[] = [];
   for (let i = 0; i < records.length; i++) {

@@ -73,6 +73,8 @@ export class Engine {
   private currentRule: Rule | undefined;
   private currentTimeline: ResourceTimeline | undefined;
   private readonly context: RuleContext;
+  /** Each rule's own state (RuleContext.state). */
+  private readonly ruleStates = new Map<Rule, unknown>();
 
   constructor(options: EngineOptions) {
     this.options = {
@@ -110,6 +112,12 @@ export class Engine {
       },
       addEvidence(finding: Finding, ref: EvidenceRef) {
         addEvidence(finding, ref);
+      },
+      state<T>(create: () => T): T {
+        const rule = self.currentRule!;
+        let s = self.ruleStates.get(rule) as T | undefined;
+        if (s === undefined) self.ruleStates.set(rule, (s = create()));
+        return s;
       },
     };
   }

@@ -66,11 +66,49 @@ describe('canonical profile', () => {
     expect(canonical.toEvent(JSON.parse(big) as Record<string, unknown>, { file: 'f', line: 1, source: 'f' })).toMatch(/log it as a decimal string/);
   });
 
+  describe('a key repeated with an escape or another value', () => {
+    const write = `${base},"type":"write","resource":"r","fenceToken":"1","result":"accepted"`;
+    const ev = (text: string) => canonical.toEvent(JSON.parse(text) as Record<string, unknown>, { file: 'f', line: 1, source: 'f', text });
+    it.each([
+      ['res\\u0075lt', 'result', '"rejected-stale-fence"'],
+      ['fenceT\\u006fken', 'fenceToken', '"2"'],
+      ['\\u0072esource', 'resource', '"other"'],
+      ['result', 'result', '"rejected-stale-fence"'],
+      ['type', 'type', '"acquire"'],
+      ['ts', 'ts', '"2026-03-01T10:00:09Z"'],
+      ['observer', 'observer', '"worker"'],
+      ['leaseId', 'leaseId', '"L2"'],
+      ['ownerId', 'ownerId', '"w2"'],
+      ['operationId', 'operationId', '"op2"'],
+      ['source', 'source', '"s2"'],
+      ['ttlMs', 'ttlMs', '5'],
+      ['host\\u006eame', 'hostname', '"h2"'],
+      ['fenceToken', 'fenceToken', '9007199254740992'],
+    ])('"%s" with another value makes the line invalid, naming %s', (spelled, key, value) => {
+      const extra = key === 'ttlMs' || key === 'hostname' || key === 'leaseId' || key === 'ownerId' || key === 'operationId' || key === 'source' || key === 'observer' ? `,"${key}":${key === 'ttlMs' ? '4' : key === 'observer' ? '"resource"' : '"x"'}` : '';
+      const text = `{${write}${extra},"${spelled}":${value}}`;
+      expect(ev(text)).toMatch(new RegExp(`^key "${key}" appears more than once in the line with different values`));
+      if (spelled.includes('\\')) expect(ev(text)).toContain(`(once written "${spelled}")`);
+    });
+    it('two copies with the same value are accepted, escaped or not (pino repeats keys)', () => {
+      for (const copy of [',"result":"accepted"', ',"res\\u0075lt":"accepted"', ',"fenceToken":"\\u0031"', ',"hostname":"h","hostname":"h"', ',"ttlMs":5,"ttlMs":5.0']) {
+        const r = ev(`{${write}${copy}}`);
+        expect(typeof r, copy).toBe('object');
+        expect((r as LockEvent).result).toBe('accepted');
+      }
+      // A number above 2^53 repeated alike is still read exactly.
+      expect((ev(`{${base},"type":"write","resource":"r","result":"accepted","fenceToken":9007199254740993,"fenceToken":9007199254740993}`) as LockEvent).fenceToken).toBe(9007199254740993n);
+      // Other keys may repeat freely, and escapes elsewhere change nothing.
+      expect(typeof ev(`{${write},"msg":"a","msg":"b"}`)).toBe('object');
+      expect(typeof ev(`{${write},"msg":"say \\"result\\"","n":{"result":"x"}}`)).toBe('object');
+    });
+  });
+
   it('scans only the top level of the object for keys', () => {
-    expect(scanTopLevelKey('{"a":{"ts":1},"ts":2}', 'ts')).toEqual({ count: 1, number: '2' });
-    expect(scanTopLevelKey('{"ts":1, "b":[{"ts":3}], "ts" : 2 }', 'ts')).toEqual({ count: 2, number: '2' });
-    expect(scanTopLevelKey('{"x\\"ts":1,"s":"\\"ts\\":"}', 'ts')).toEqual({ count: 0 });
-    expect(scanTopLevelKey('{"t\\u0073":5}', 'ts')).toEqual({ count: 1, number: '5' });
+    expect(scanTopLevelKey('{"a":{"ts":1},"ts":2}', 'ts')).toEqual({ count: 1, number: '2', same: true });
+    expect(scanTopLevelKey('{"ts":1, "b":[{"ts":3}], "ts" : 2 }', 'ts')).toEqual({ count: 2, number: '2', same: false });
+    expect(scanTopLevelKey('{"x\\"ts":1,"s":"\\"ts\\":"}', 'ts')).toEqual({ count: 0, same: true });
+    expect(scanTopLevelKey('{"t\\u0073":5}', 'ts')).toEqual({ count: 1, number: '5', same: true });
     expect(scanTopLevelKey('[1]', 'ts')).toBeUndefined();
   });
 

@@ -156,7 +156,8 @@ describe('stalewrite analyze', () => {
     writeFileSync(f, `${ok}\n{"ts":"2026-03-01T10:00:01Z","type":"write","resource":"r","fenceToken":2,"result":"accepted","pad":"${'x'.repeat(500)}"}\n${ok}\n`);
     const r = await runCli(['analyze', '-q', '--max-line-bytes', '200', f]);
     const report = JSON.parse(r.stdout);
-    expect(report.input).toMatchObject({ lines: 3, events: 2, invalid: 1 });
+    // Lines 1 and 3 are one event delivered twice: counted once, as a duplicate.
+    expect(report.input).toMatchObject({ lines: 3, events: 1, duplicates: 1, invalid: 1 });
     expect(report.input.problems[0]).toMatchObject({ line: 2 });
     expect(report.input.problems[0].reason).toMatch(/longer than the line-length cap/);
   });

@@ -72,6 +72,24 @@ describe('canonical fast path', () => {
     expect(taken / lines).toBeGreaterThan(0.5);
   });
 
+  it('declines escaped and repeated keys, which the general path then judges', () => {
+    const w = '"ts":"2026-03-01T10:00:00.000Z","type":"write","resource":"r","fenceToken":"1","result":"accepted"';
+    for (const [extra, want] of [
+      [',"res\\u0075lt":"rejected-stale-fence"', /key "result" appears more than once/],
+      [',"fenceT\\u006fken":"2"', /key "fenceToken" appears more than once/],
+      [',"\\u0072esource":"q"', /key "resource" appears more than once/],
+      [',"type":"acquire"', /key "type" appears more than once/],
+      [',"res\\u0075lt":"accepted"', 'accepted'],
+      [',"result":"accepted"', 'accepted'],
+    ] as const) {
+      const text = `{${w}${extra}}`;
+      expect(fastCanonicalEvent(text, origin), text).toBeUndefined();
+      const slow = general(text);
+      if (typeof want === 'string') expect((slow as LockEvent).result, text).toBe(want);
+      else expect(slow, text).toMatch(want);
+    }
+  });
+
   it('declines what only the general path can judge, and takes plain variants', () => {
     const base = '"ts":"2026-03-01T10:00:00.000Z","type":"write","resource":"r","result":"accepted"';
     const declined = [

@@ -26,6 +26,6 @@ describe('fixtures', () => {
     expect(result.diffs).toEqual([]);
     // Every line is accounted for.
     const i = result.report.input;
-    expect(i.lines + i.expanded).toBe(i.events + i.blank + i.ignored + i.invalid + i.joined);
+    expect(i.lines + i.expanded).toBe(i.events + i.duplicates + i.blank + i.ignored + i.invalid + i.joined);
   });
 });

@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze.js';
 import { parseTimeValue } from '../src/model/time.js';
 import { compileMapping, hasNestedQuantifier, MappingError, pathGetter } from '../src/profiles/mapping.js';
+import { compileRegex } from '../src/profiles/regex.js';
+import { APP_RULES, K8S_LEADERELECTION } from '../src/profiles/builtin.js';
 import { detectProfile, getProfile } from '../src/profiles/index.js';
 import { klogParser, parseLogfmt } from '../src/profiles/parsers.js';
 import { expandOtlp } from '../src/profiles/otlp.js';
@@ -44,7 +46,11 @@ describe('mapping files', () => {
     [{}, /\/: must have required property 'match'/],
     [{ ...base, bogus: 1 }, /unknown key "bogus"/],
     [{ match: [{ when: { m: { regex: '(' } }, type: 'acquire' }] }, /\/match\/0\/when\/m: bad regular expression/],
-    [{ match: [{ when: { m: { regex: '^(a+)+$' } }, type: 'acquire' }] }, /nests quantifiers/],
+    [{ match: [{ when: { m: { regex: '^(?=a)b' } }, type: 'acquire' }] }, /\/match\/0\/when\/m: regular expression "\^\(\?=a\)b" uses a lookahead, which cannot be matched in linear time/],
+    [{ match: [{ when: { m: { regex: '(?<!a)b' } }, type: 'acquire' }] }, /\/match\/0\/when\/m: .* uses a lookbehind/],
+    [{ match: [{ when: { m: { regex: '(a)x\\1' } }, type: 'acquire' }] }, /\/match\/0\/when\/m: .* uses a backreference/],
+    [{ match: [{ when: { m: { regex: '(?<n>a)\\k<n>' } }, type: 'acquire' }] }, /uses a backreference/],
+    [{ match: [{ when: { m: { regex: 'a'.repeat(1001) } }, type: 'acquire' }] }, /^mapping m\.json: \/match\/0\/when\/m: regular expression is 1001 characters long; at most 1000 are allowed$/],
     [{ match: [{ when: {}, type: 'acquire' }, { when: { a: 1 }, type: 'write' }] }, /\/match\/1 can never match: \/match\/0 before it matches every record/],
     [{ match: [{ when: { a: 1 }, type: 'acquire' }, { when: { a: 1 }, type: 'write' }] }, /\/match\/1 can never match/],
     [{ match: [{ when: { step: 'put' }, type: 'write', set: { result: 'accepted' } }, { when: { step: 'put', '@rowCount': 0 }, type: 'write', set: { result: 'rejected-stale-fence' } }] }, /\/match\/1 can never match: \/match\/0 before it matches every record it would; put the more specific rule first/],
@@ -117,6 +123,31 @@ describe('mapping files', () => {
     for (const ok of ['a+b*', '(ab)+', '(a|b)?', '[(a+)+]', '\\(a+\\)+', 'lock (acquired|busy)', '^(lock[._ -]?)?(acquire|granted)$']) expect(hasNestedQuantifier(ok), ok).toBe(false);
   });
 
+  it('runs on V8 only the patterns it proves linear, the rest on the linear-time engine', () => {
+    const where = '/match/0/when/msg';
+    const v8 = ['token (\\d+)', 'user=(\\w+)', '^\\w+$', '^.*lock', 'a{0,100}b', '\\block (is )?busy\\b|\\balready (locked|held)\\b', '^(lock[._ -]?)?(acquire|granted)$', '[a-z]{2,3}'];
+    const re2 = ['\\w*\\w*\\w*!', '.*lock.*acquired', 'lock .* acquired', '(a+)+$', '(a|aa)+', 'a*b', '\\w+!', 'x\\w+x\\w+', '"id":\\s*(\\d+)', '^.*lock.*acquired'];
+    for (const p of v8) expect(compileRegex(p, 'i', where).engine, p).toBe('v8');
+    for (const p of re2) expect(compileRegex(p, 'i', where).engine, p).toBe('re2');
+    // Every built-in profile stays on V8 but for one pattern (the fastest engine for ordinary text).
+    const builtins = [...APP_RULES, ...K8S_LEADERELECTION.match].flatMap((r) => Object.values(r.when)).filter((c): c is { regex: string; flags: string } => typeof c === 'object' && c !== null && 'regex' in c);
+    expect(builtins.filter((c) => compileRegex(c.regex, c.flags, where).engine === 're2').map((c) => c.regex)).toEqual(['is held by .* and has not yet expired|lock is held by']);
+  });
+
+  it('gives the same answers on either engine, and finishes fast on hostile text', () => {
+    const texts = ['lock acquired', 'LOCK   acquired!', 'token 42', 'aaaa!', 'user=bob', 'xx', '', 'lock'.repeat(3) + ' acquired'];
+    for (const p of ['.*lock.*acquired', '\\w*\\w*!', 'lock .* acquired', '(a+)+!', 'a*b|token (\\d+)']) {
+      const safe = compileRegex(p, 'i', '/x');
+      expect(safe.engine, p).toBe('re2');
+      const v8 = new RegExp(p, 'i');
+      for (const t of texts) expect(safe.test(t), `${p} on ${t}`).toBe(v8.test(t));
+    }
+    for (const [p, hostile] of [['\\w*\\w*\\w*!', 'a'.repeat(1 << 20)], ['.*lock.*acquired', 'lock '.repeat(200_000)], ['(a|aa)+!', 'a'.repeat(1 << 20)]] as const) {
+      const m = compileMapping({ match: [{ when: { msg: { regex: p, flags: 'i' } }, type: 'acquire' }] }, 'm');
+      expect(m.toEvent({ ts: 1705314646456, resource: 'r', msg: hostile }, origin())).toBeNull();
+    }
+  }, 10_000);
+
   it('bounds what a pattern sees', () => {
     const p = compileMapping({ match: [{ when: { msg: { regex: 'end$' } }, type: 'acquire' }] }, 'm');
     expect(p.toEvent({ ts: 1705314646456, resource: 'r', msg: 'x'.repeat(10000) + 'end' }, origin())).toBeNull();
@@ -125,6 +156,29 @@ describe('mapping files', () => {
 
 describe('app-json', () => {
   const app = getProfile('app-json');
+  it('refuses a key it reads written twice with different values, escaped or not, and accepts equal copies', () => {
+    const line = (extra: string) => `{"level":30,"time":1705314646456,"pid":1,"hostname":"h","msg":"write","resource":"r","fence":"1","rowCount":1${extra}}`;
+    const read = (text: string) => app.toEvent(JSON.parse(text) as Record<string, unknown>, origin(text));
+    for (const [extra, key] of [
+      [',"rowC\\u006funt":0', 'rowCount'],
+      [',"f\\u0065nce":"2"', 'fence'],
+      [',"\\u0072esource":"q"', 'resource'],
+      [',"resource":"q"', 'resource'],
+      [',"m\\u0073g":"hello"', 'msg'],
+      [',"outcome":"accepted","outcome":"error"', 'outcome'],
+    ]) expect(read(line(extra)), extra).toMatch(new RegExp(`^key "${key}" appears more than once in the line with different values`));
+    for (const extra of [',"resource":"r"', ',"res\\u006furce":"r"', ',"pid":1', ',"other":1,"other":2', ',"note":"say \\"hi\\""']) expect(read(line(extra)), extra).toMatchObject({ type: 'write', result: 'accepted', resource: 'r' });
+    // A message repeated with another value could hide an event: invalid even when no rule matches.
+    const hidden = '{"level":30,"time":1,"msg":"lock acquired","m\\u0073g":"request done","resource":"r"}';
+    expect(read(hidden)).toMatch(/key "msg" appears more than once/);
+    // A key the mapping does not read may repeat.
+    const m = compileMapping({ fields: { resource: 'lock.key' }, match: [{ when: { step: 'got' }, type: 'acquire' }] }, 'm');
+    const nested = '{"ts":1705314646456,"step":"got","lock":{"key":"a"},"l\\u006fck":{"key":"b"},"x":1,"x":2}';
+    expect(m.toEvent(JSON.parse(nested) as Record<string, unknown>, origin(nested))).toMatch(/key "lock" appears more than once/);
+    const fine = '{"ts":1705314646456,"step":"got","lock":{"key":"a"},"x":1,"x":2}';
+    expect(m.toEvent(JSON.parse(fine) as Record<string, unknown>, origin(fine))).toMatchObject({ resource: 'a' });
+  });
+
   it('reads logger envelopes and aliases', () => {
     expect(ev(app, { level: 30, time: 1705314646456, pid: 1, hostname: 'h', msg: 'lock acquired', resource: 'r', lease: 'L', fence: '7' })).toMatchObject({ type: 'acquire', result: 'granted', ownerId: 'h/1', fenceToken: 7n, observer: 'worker' });
     expect(ev(app, { ts: 1705314646.456, level: 'info', msg: 'write', key: 'r', token: 7, rowsAffected: 0 })).toMatchObject({ type: 'write', result: 'rejected-stale-fence' });

@@ -818,7 +818,7 @@ const garbageArb: fc.Arbitrary<string> = fc.oneof(
 const blankArb = fc.constantFrom('', ' ', '\t', '   \t ', '\r', '\u000b', '\f');
 
 describe('property: input accounting reconciles', () => {
-  it('lines + expanded = events + blank + ignored + invalid + joined, and invalid = garbage lines', async () => {
+  it('lines + expanded = events + duplicates + blank + ignored + invalid + joined, and invalid = garbage lines', async () => {
     const arb = configArb('mixed').chain((cfg) => {
       const { events } = simulate(cfg);
       const valid = events.map((e) => JSON.stringify(e));
@@ -862,7 +862,7 @@ describe('property: input accounting reconciles', () => {
         const i = report.input;
         const history = lines.map((l) => ({ line: l.length > 200 ? `${l.slice(0, 200)}… (${l.length} chars)` : l }));
         const counts = JSON.stringify({ lines: i.lines, expanded: i.expanded, events: i.events, blank: i.blank, ignored: i.ignored, invalid: i.invalid });
-        if (i.lines + i.expanded !== i.events + i.blank + i.ignored + i.invalid + i.joined) fail(`does not reconcile: ${counts}`, history);
+        if (i.lines + i.expanded !== i.events + i.duplicates + i.blank + i.ignored + i.invalid + i.joined) fail(`does not reconcile: ${counts}`, history);
         if (i.invalid !== garbage) fail(`invalid ${i.invalid}, expected ${garbage}: ${JSON.stringify(i.problems)}`, history);
         if (i.events !== valid.length) fail(`events ${i.events}, expected ${valid.length}: ${counts}`, history);
         if (i.blank !== blank) fail(`blank ${i.blank}, expected ${blank}: ${counts}`, history);
@@ -871,7 +871,7 @@ describe('property: input accounting reconciles', () => {
         const named = i.problems.map((p) => p.line).join(',');
         if (named !== garbageAt.join(',')) fail(`problems name lines ${named}, the garbage is on lines ${garbageAt.join(',')}`, history);
         const f = i.files[0]!;
-        if (f.lines + f.expanded !== f.events + f.blank + f.ignored + f.invalid + f.joined) fail(`file summary does not reconcile: ${JSON.stringify(f)}`, history);
+        if (f.lines + f.expanded !== f.events + f.duplicates + f.blank + f.ignored + f.invalid + f.joined) fail(`file summary does not reconcile: ${JSON.stringify(f)}`, history);
       }),
       { seed: 99, numRuns: RUNS.accounting },
     );
@@ -903,7 +903,7 @@ describe('property: input accounting reconciles (valid lines in every allowed sh
           const shown = i.problems.map((p) => `line ${p.line}: ${lines[p.line - 1]}\n  -> ${p.reason}`).join('\n');
           fail(`${i.invalid} valid line(s) reported invalid:\n${shown}`, history);
         }
-        if (i.lines + i.expanded !== i.events + i.blank + i.ignored + i.invalid + i.joined) fail(`does not reconcile: ${JSON.stringify(i)}`, history);
+        if (i.lines + i.expanded !== i.events + i.duplicates + i.blank + i.ignored + i.invalid + i.joined) fail(`does not reconcile: ${JSON.stringify(i)}`, history);
         // The same records as objects (tokens as strings): the same tokens, read exactly.
         const plain = await analyze({ events: events.map((e, k) => ({ ...e, ...decor[k]!.extras })) });
         const tokens = (r: Report) => r.resources.map((x) => `${x.resource}:${x.highestAcceptedToken}`).join(' ');
@@ -932,5 +932,35 @@ describe('property: deterministic', () => {
       }),
       { seed: 31337, numRuns: RUNS.deterministic },
     );
+  }, TIMEOUT);
+});
+
+describe('property: at-least-once delivery changes nothing', () => {
+  it('every line twice, or every input twice, gives the findings and readiness of feeding it once', async () => {
+    const arb = configArb('mixed').chain((cfg) => fc.record({ events: fc.constant(simulate(cfg).events), how: fc.constantFrom('lines' as const, 'inputs' as const) }));
+    let withErrors = 0;
+    await fc.assert(
+      fc.asyncProperty(arb, async ({ events, how }) => {
+        const parts = splitBySource(events);
+        const once = await analyze({ streams: streamsOf(parts) });
+        const doubled =
+          how === 'lines'
+            ? parts.map((p) => ({ name: p.name, text: p.text.split('\n').filter((l) => l !== '').map((l) => `${l}\n${l}\n`).join('') }))
+            : [...parts, ...parts.map((p) => ({ name: `copy-of-${p.name}`, text: p.text }))];
+        const twice = await analyze({ streams: streamsOf(doubled) });
+        const found = (r: Report) => r.findings.map(identity).sort();
+        const readiness = (r: Report) => r.resources.map((x) => `${x.resource}:${x.readiness}`).join(' ');
+        if (errorsOf(once).length > 0) withErrors++;
+        if (JSON.stringify(found(once)) !== JSON.stringify(found(twice))) fail(`findings differ when ${how} are delivered twice`, events, twice);
+        if (readiness(once) !== readiness(twice)) fail(`readiness differs when ${how} are delivered twice: ${readiness(once)} vs ${readiness(twice)}`, events, twice);
+        if (exitCodeFor(once, DEFAULT_POLICY) !== exitCodeFor(twice, DEFAULT_POLICY)) fail(`exit code differs when ${how} are delivered twice`, events, twice);
+        const i = twice.input;
+        if (i.events !== events.length || i.duplicates !== events.length) fail(`expected ${events.length} events and as many duplicates, got ${JSON.stringify(i)}`, events, twice);
+        if (i.lines + i.expanded !== i.events + i.duplicates + i.blank + i.ignored + i.invalid + i.joined) fail(`does not reconcile: ${JSON.stringify(i)}`, events, twice);
+      }),
+      { seed: 1313, numRuns: 400 },
+    );
+    // Worth something only if the histories have findings to keep.
+    expect(withErrors).toBeGreaterThan(40);
   }, TIMEOUT);
 });

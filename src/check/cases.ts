@@ -3,7 +3,7 @@
  * or a directory of several `*.ndjson[.gz]` files (one incident split by source) with an
  * `expect.json`. The project's own fixtures use the same mechanism.
  */
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, type Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { analyze, type AnalyzeOptions } from '../analyze.js';
 import { getProfile, loadMapping, PROFILE_NAMES, type ProfileName } from '../profiles/index.js';
@@ -12,6 +12,7 @@ import { InputError } from '../ingest/open.js';
 import type { Report } from '../model/report.js';
 import { diffExpectation, type Expectation, type ExpectedFinding } from './expect.js';
 import { describeJsonError } from '../profiles/json-error.js';
+import { InputSet, writeFileAtomicSync, writeReason } from '../cli/output.js';
 
 export interface Case {
   name: string;
@@ -36,8 +37,7 @@ const EXPECT = /\.expect\.json$|^expect\.json$/;
 export function findCases(paths: readonly string[], withoutExpectation = false): Case[] {
   const out: Case[] = [];
   for (const p of paths) {
-    if (!existsSync(p)) throw new InputError(`cannot read ${p}: no such file or directory`);
-    if (statSync(p).isDirectory()) {
+    if (statOf(p).isDirectory()) {
       scanDir(p, withoutExpectation, out, true);
     } else if (LOG.test(p) && !EXPECT.test(p)) {
       out.push({ name: p, files: [p], expectPath: join(dirname(p), basename(p).replace(LOG, '.expect.json')) });
@@ -52,9 +52,9 @@ function scanDir(dir: string, withoutExpectation: boolean, out: Case[], top: boo
     out.push(dirCase(dir));
     return;
   }
-  for (const entry of readdirSync(dir).sort()) {
+  for (const entry of listDir(dir)) {
     const full = join(dir, entry);
-    if (statSync(full).isDirectory()) {
+    if (statOf(full).isDirectory()) {
       if (entry !== 'node_modules' && !entry.startsWith('.')) scanDir(full, withoutExpectation, out, false);
     } else if (LOG.test(entry) && !EXPECT.test(entry)) {
       const expectPath = join(dir, entry.replace(LOG, '.expect.json'));
@@ -63,8 +63,26 @@ function scanDir(dir: string, withoutExpectation: boolean, out: Case[], top: boo
   }
 }
 
+/** stat, or an InputError in one line (a missing path, a symlink loop, no permission). */
+function statOf(p: string): Stats {
+  try {
+    return statSync(p);
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    throw new InputError(`cannot read ${p}: ${code === 'ENOENT' ? 'no such file or directory' : writeReason(err)}`);
+  }
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch (err) {
+    throw new InputError(`cannot read ${dir}: ${writeReason(err)}`);
+  }
+}
+
 function dirCase(dir: string): Case {
-  const files = readdirSync(dir).filter((f) => LOG.test(f) && !EXPECT.test(f) && !f.endsWith('mapping.json')).sort().map((f) => join(dir, f));
+  const files = listDir(dir).filter((f) => LOG.test(f) && !EXPECT.test(f) && !f.endsWith('mapping.json')).sort().map((f) => join(dir, f));
   return { name: `${dir}/`, files, expectPath: join(dir, 'expect.json') };
 }
 
@@ -135,10 +153,14 @@ export function expectationFrom(report: Report, previous?: Expectation): Expecta
   out.readiness = Object.fromEntries(report.resources.map((r) => [r.resource, r.readiness]));
   out.input = { lines: report.input.lines, events: report.input.events, blank: report.input.blank, ignored: report.input.ignored, invalid: report.input.invalid };
   if (report.input.joined > 0) out.input.joined = report.input.joined;
+  if (report.input.duplicates > 0) out.input.duplicates = report.input.duplicates;
   return out;
 }
 
 export function writeExpectation(c: Case, report: Report): void {
   const previous = existsSync(c.expectPath) ? readExpectation(c.expectPath) : undefined;
-  writeFileSync(c.expectPath, JSON.stringify(expectationFrom(report, previous), null, 2) + '\n');
+  // Atomic (temporary file + rename), and never over one of the case's inputs.
+  const inputs = new InputSet(c.files);
+  if (previous?.options?.mapping !== undefined) inputs.add(join(dirname(c.expectPath), previous.options.mapping));
+  writeFileAtomicSync(c.expectPath, JSON.stringify(expectationFrom(report, previous), null, 2) + '\n', inputs);
 }

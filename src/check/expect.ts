@@ -33,7 +33,7 @@ export interface Expectation {
   /** Readiness per resource; resources not listed are not checked. */
   readiness?: Record<string, Readiness>;
   /** Input counts to match exactly, where given. */
-  input?: Partial<Record<'lines' | 'events' | 'blank' | 'ignored' | 'invalid' | 'expanded' | 'joined', number>>;
+  input?: Partial<Record<'lines' | 'events' | 'blank' | 'ignored' | 'invalid' | 'expanded' | 'joined' | 'duplicates', number>>;
 }
 
 /** Differences between a report and an expectation, one line each; empty when they agree. */

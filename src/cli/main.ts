@@ -1,10 +1,9 @@
 /** The command line. Thin: parse options, call the library, write the report, set the exit code. */
-import { createWriteStream, existsSync, type WriteStream } from 'node:fs';
-import { appendFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { analyze, checkReadable, type ProgressInfo } from '../analyze.js';
-import { InputError, reasonOf } from '../ingest/open.js';
+import { InputError } from '../ingest/open.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../ingest/lines.js';
 import { StrictInputError, DEFAULT_MAX_PROBLEMS } from '../ingest/records.js';
 import { DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS, DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_FINDINGS, DEFAULT_MAX_RESOURCES } from '../engine.js';
@@ -21,6 +20,7 @@ import { escapeTerminal } from '../report/escape.js';
 import { renderExplain, UnknownRuleError } from './explain.js';
 import { VERSION } from '../version.js';
 import { checkMistypedCommand, UnknownCommandError, unknownOptions, unknownOptionsMessage } from './suggest.js';
+import { appendSummary, InputSet, interruptedNote, onStdoutError, openPlanned, OutputError, planOutput, stdoutSink, type Sink } from './output.js';
 
 import { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, exitCodeFor as exitCodeOf } from '../model/policy.js';
 import { noEventsParts } from '../verdict.js';
@@ -43,8 +43,6 @@ function restoreStdin(args: Record<string, unknown>): void {
     else if (Array.isArray(value) && value.includes(STDIN_PLACEHOLDER)) args[key] = value.map((v) => (v === STDIN_PLACEHOLDER ? '-' : v));
   }
 }
-/** The report could not be written (exit 2, like an unreadable input). */
-class OutputError extends Error {}
 
 /** Options that choose how records become events; shared by analyze, timeline and map. */
 const PROFILE_OPTIONS = {
@@ -75,15 +73,14 @@ async function profileFrom(args: ProfileArgs): Promise<Profile> {
 }
 
 export async function main(argv: string[] = hideBin(process.argv)): Promise<void> {
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw err;
-  });
+  // EPIPE (`| head`) is quiet; any other write error (`> /dev/full`) is one line and exit 2.
+  process.stdout.on('error', onStdoutError);
   const color = process.stdout.isTTY === true && !process.env.NO_COLOR;
   // Interrupted mid-stream: a short message and the conventional exit code, no stack trace.
   for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
     process.once(signal, () => {
-      process.stderr.write(`\nstalewrite: interrupted (${signal}); no report written\n`);
+      // Temporary report files are removed first: an earlier report at -o stays as it was.
+      process.stderr.write(`\nstalewrite: interrupted (${signal}); ${interruptedNote()}\n`);
       process.exit(code);
     });
   }
@@ -101,7 +98,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
         y
           .positional('files', { type: 'string', array: true, describe: 'NDJSON files (gzip is detected); "-" or nothing reads stdin' })
           .option('format', { alias: 'f', choices: FORMATS, describe: 'Report format [default: table on a terminal, json otherwise]. ndjson streams findings as they are found' })
-          .option('output', { alias: 'o', type: 'string', describe: 'Write the report to FILE instead of stdout' })
+          .option('output', { alias: 'o', type: 'string', describe: 'Write the report to FILE instead of stdout: atomically (a temporary file beside it, renamed over FILE once complete), never over an input. -f ndjson writes FILE in place as it goes; a FIFO or device is written in place' })
           .option('fail-on', { choices: FAIL_ON, default: 'error' as const, describe: 'Exit 1 when a finding at or above this severity exists' })
           .option('strict', { type: 'boolean', default: false, describe: 'Exit 2 at the first invalid line' })
           .option('max-invalid', { type: 'number', describe: 'Exit 2 once more than N lines are invalid' })
@@ -229,7 +226,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
     .example('$0 analyze fixtures/article-unsafe.ndjson', 'Analyse a log file')
     .example('$0 explain stale-release', 'Explain a rule')
     .example('$0 rules', 'List the rules')
-    .epilogue('Exit codes: 0 nothing at or above --fail-on; 1 definite or likely findings at or above it; 2 usage error, unreadable input, no event read, or strict input failure; 3 inconclusive (only "possible" findings), or untested with --require-tested.')
+    .epilogue('Exit codes: 0 nothing at or above --fail-on; 1 definite or likely findings at or above it; 2 usage error, unreadable input, no event read, strict input failure, a report that cannot be written, or a report path that is an input (refused); 3 inconclusive (only "possible" findings), or untested with --require-tested.')
     .version(VERSION)
     .help()
     .alias('h', 'help')
@@ -243,13 +240,17 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
       const options = internals.getOptions();
       const known = [...Object.keys(options.key), ...Object.entries(options.alias).flat(2)];
       const unknown = err === undefined || err === null ? unknownOptions(argv, known) : [];
-      const text = unknown.length > 0 ? unknownOptionsMessage(unknown, known) : (msg ?? err?.message ?? 'usage error');
+      const text = unknown.length > 0 ? unknownOptionsMessage(unknown.map(escapeTerminal), known) : (msg ?? err?.message ?? 'usage error');
       // The help that fits: the command's own, or the top level's for a mistyped command.
       const inContext = internals.getInternalMethods().getContext().commands[0] as string | undefined;
       const first = inContext ?? argv.find((a) => !a.startsWith('-'));
       const command = first === undefined ? 'analyze' : (COMMAND_ALIASES[first] ?? (COMMANDS.includes(first as never) ? first : 'analyze'));
       const help = err instanceof UnknownCommandError ? 'stalewrite --help' : `stalewrite ${command} --help`;
-      process.stderr.write(`${text.split('\n').map((line) => `stalewrite: ${escapeTerminal(line)}`).join('\n')}\nRun "${help}" for usage.\n`);
+      // Our own errors are one message each, escaped whole: log content in one (a resource name) shows
+      // a newline as \n instead of starting a line. yargs' messages and the unknown-option list are
+      // several lines by design (the options already escaped): each line is escaped.
+      const lines = err !== undefined && err !== null && unknown.length === 0 ? [text] : text.split('\n');
+      process.stderr.write(`${lines.map((line) => `stalewrite: ${escapeTerminal(line)}`).join('\n')}\nRun "${help}" for usage.\n`);
       process.exit(EXIT_USAGE);
     });
 
@@ -314,8 +315,17 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   const format = args.format ?? (args.output === undefined && process.stdout.isTTY ? 'table' : 'json');
 
   const policy: FailPolicy = { failOn: args['fail-on'], includePossible: args['include-possible'], allowInconclusive: args['allow-inconclusive'], requireTested: args['require-tested'] };
-  // Live output: findings are written as they are detected, so the output is opened first.
-  const sink = format === 'ndjson' ? await openSink(args.output) : undefined;
+  // An input is never written (`-o x x`, `-o link-to-x x`, `-o x < x`, `x >> x`): checked before
+  // anything is opened or truncated, as is the -o path itself (a directory, a missing directory).
+  const inputs = new InputSet(files);
+  if (args.mapping !== undefined) inputs.add(args.mapping);
+  if (args.output === undefined) inputs.refuseStdout();
+  const summaryPath = format === 'github' && process.env.GITHUB_STEP_SUMMARY ? process.env.GITHUB_STEP_SUMMARY : undefined;
+  if (summaryPath !== undefined) inputs.refuse(summaryPath, `GITHUB_STEP_SUMMARY ${summaryPath}`);
+  const plan = args.output === undefined ? undefined : planOutput(args.output, inputs, format === 'ndjson');
+  // Live output: findings are written as they are detected, so the output is opened first (and a
+  // file is written in place, as it goes).
+  const sink = format === 'ndjson' ? (plan === undefined ? stdoutSink() : await openPlanned(plan, inputs)) : undefined;
   const showProgress = args.progress ?? (process.stderr.isTTY === true && !process.env.CI);
   const progress = showProgress ? new Progress() : undefined;
 
@@ -337,7 +347,7 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
       timelines: format === 'html' ? { all: args['all-resources'], maxResources: args['max-drawn'] } : undefined,
       maxResources: args['max-resources'],
       workers: args.workers,
-      onFinding: sink === undefined ? undefined : (f) => sink.write(findingLine(f)),
+      onFinding: sink === undefined ? undefined : (f) => void sink.write(findingLine(f)).catch(stopOnWriteError),
       onProgress: progress === undefined ? undefined : (p: ProgressInfo) => progress.update(p),
       onProblem: args.quiet
         ? undefined
@@ -354,26 +364,34 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   if (!args.quiet && shown > 10) process.stderr.write(`stalewrite: ${shown - 10} more invalid lines (${shown} in all; listed in the report)\n`);
   for (const f of report.input.files) {
     if (f.error !== undefined) process.stderr.write(`stalewrite: ${escapeTerminal(f.error)}\n`);
+    if (f.sameAs !== undefined) process.stderr.write(`stalewrite: ${escapeTerminal(f.file)} is the same file as ${escapeTerminal(f.sameAs)}: read once\n`);
   }
 
   if (sink !== undefined) {
-    sink.write(summaryLine(report));
+    await sink.write(summaryLine(report));
     await sink.close();
   } else {
     const toTerminal = args.output === undefined && process.stdout.isTTY === true;
-    // Opened only now: when the analysis fails, an earlier report at that path is left alone.
-    const out = await openSink(args.output);
-    if (format === 'json') {
-      // Written in pieces: a report of many resources is never one big string.
-      const { renderJsonChunks } = await import('../report/json.js');
-      for (const chunk of renderJsonChunks(report)) await out.write(chunk);
-    } else {
-      await out.write(await render(format as Exclude<typeof format, 'ndjson' | 'json'>, report, policy, { color: color && args.output === undefined, width: toTerminal ? process.stdout.columns : undefined }));
+    // Opened only now: when the analysis fails, an earlier report at that path is left alone. A
+    // file is written to a temporary file beside it and renamed over it once complete and synced.
+    const out: Sink = plan === undefined ? stdoutSink() : await openPlanned(plan, inputs);
+    try {
+      if (format === 'json') {
+        // Written in pieces: a report of many resources is never one big string.
+        const { renderJsonChunks } = await import('../report/json.js');
+        for (const chunk of renderJsonChunks(report)) await out.write(chunk);
+      } else {
+        await out.write(await render(format as Exclude<typeof format, 'ndjson' | 'json'>, report, policy, { color: color && args.output === undefined, width: toTerminal ? process.stdout.columns : undefined }));
+      }
+    } catch (err) {
+      await out.abort();
+      throw err;
     }
     await out.close();
-    if (format === 'github' && process.env.GITHUB_STEP_SUMMARY) {
+    if (summaryPath !== undefined) {
       const { renderMarkdown } = await import('../report/markdown.js');
-      await appendFile(process.env.GITHUB_STEP_SUMMARY, renderMarkdown(report) + '\n');
+      // Appended to, as GitHub expects (it creates the file and reads it after the step).
+      await appendSummary(summaryPath, renderMarkdown(report) + '\n');
     }
   }
   if (report.input.files.some((f) => f.error !== undefined)) return EXIT_USAGE;
@@ -424,55 +442,10 @@ async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson' | 'json
   }
 }
 
-interface Sink {
-  /**
-   * Resolves at once, or once the stream has drained (backpressure). Live callers may ignore it;
-   * a write error is then reported by close().
-   */
-  write(text: string): Promise<void>;
-  close(): Promise<void>;
-}
-
-/** Where the report goes: stdout, or a file (-o), with a clear error when it cannot be written. */
-async function openSink(path: string | undefined): Promise<Sink> {
-  const stream = path === undefined ? process.stdout : await openOutput(path);
-  let failed: Error | undefined;
-  const fail = () => new OutputError(`cannot write ${path}: ${reasonOf(failed)}`);
-  if (stream !== process.stdout) stream.on('error', (err: Error) => (failed ??= err));
-  return {
-    write: (text) => {
-      if (failed !== undefined) return Promise.reject(fail());
-      if (stream.write(text)) return Promise.resolve();
-      return new Promise((resolve, reject) => {
-        const done = () => {
-          stream.off('drain', done);
-          stream.off('error', done);
-          if (failed !== undefined) reject(fail());
-          else resolve();
-        };
-        stream.once('drain', done);
-        if (stream !== process.stdout) stream.once('error', done);
-      });
-    },
-    close: () =>
-      new Promise((resolve, reject) => {
-        if (stream === process.stdout) {
-          if (process.stdout.writableNeedDrain) process.stdout.once('drain', () => resolve());
-          else resolve();
-          return;
-        }
-        (stream as WriteStream).end(() => (failed !== undefined ? reject(fail()) : resolve()));
-      }),
-  };
-}
-
-/** A write stream on `path`, once it is open; a UsageError saying why when it cannot be. */
-function openOutput(path: string): Promise<WriteStream> {
-  return new Promise((resolve, reject) => {
-    const stream = createWriteStream(path);
-    stream.once('open', () => resolve(stream));
-    stream.once('error', (err) => reject(new OutputError(`cannot write ${path}: ${(err as { code?: string }).code === 'ENOENT' ? 'its directory does not exist' : reasonOf(err)}`)));
-  });
+/** A live stream could not be written (`-f ndjson -o /dev/full`): one line and exit 2, at once. */
+function stopOnWriteError(err: unknown): void {
+  process.stderr.write(`stalewrite: ${escapeTerminal(err instanceof Error ? err.message : String(err))}\n`);
+  process.exit(EXIT_USAGE);
 }
 
 async function runTimeline(files: string[] | undefined, resource: string, maxEvents: number, skew: string, profile: Profile): Promise<number> {
@@ -492,7 +465,8 @@ async function runTimeline(files: string[] | undefined, resource: string, maxEve
   const lines = renderTimeline(report, resource);
   if (lines.length === 0) {
     const known = report.resources.slice(0, 10).map((r) => r.resource);
-    throw new UsageError(`no events for resource "${resource}"${known.length > 0 ? `; resources seen: ${known.join(', ')}${report.resources.length > 10 ? ', …' : ''}` : ''}`);
+    // Resource names are log content: each is escaped for the terminal here (and the message again on output).
+    throw new UsageError(`no events for resource "${escapeTerminal(resource)}"${known.length > 0 ? `; resources seen: ${known.map(escapeTerminal).join(', ')}${report.resources.length > 10 ? ', …' : ''}` : ''}`);
   }
   await writeOut(lines.map(escapeTerminal).join('\n') + '\n');
   return EXIT_OK;

@@ -1,15 +1,21 @@
 /**
  * Streaming k-way merge of per-source event batches by timestamp. Each source's own order is kept
  * (its head is only compared, never reordered), ties go by source order, and only one batch per
- * source is held at a time.
+ * source is held at a time. Each merged batch says which source each event came from.
  */
 import type { LockEvent } from '../model/event.js';
 
 const OUT_BATCH = 4096;
 
-export async function* mergeByTime(sources: AsyncIterable<LockEvent[]>[]): AsyncGenerator<LockEvent[]> {
+export interface MergedBatch {
+  events: LockEvent[];
+  /** The index of the source of each event, or of all of them. */
+  from: number[] | number;
+}
+
+export async function* mergeByTime(sources: AsyncIterable<LockEvent[]>[]): AsyncGenerator<MergedBatch> {
   if (sources.length === 1) {
-    yield* sources[0]!;
+    for await (const events of sources[0]!) yield { events, from: 0 };
     return;
   }
   const iters = sources.map((s) => s[Symbol.asyncIterator]());
@@ -47,9 +53,10 @@ async function* mergeHeads(
   pos: number[],
   live: boolean[],
   refill: (i: number) => Promise<void>,
-): AsyncGenerator<LockEvent[]> {
+): AsyncGenerator<MergedBatch> {
   await Promise.all(iters.map((_, i) => refill(i)));
   let out: LockEvent[] = [];
+  let from: number[] = [];
   for (;;) {
     let best = -1;
     let bestTs = 0;
@@ -63,16 +70,19 @@ async function* mergeHeads(
     }
     if (best === -1) break;
     out.push(batch[best]![pos[best]!]!);
+    from.push(best);
     if (++pos[best]! >= batch[best]!.length) {
       if (out.length > 0) {
-        yield out;
+        yield { events: out, from };
         out = [];
+        from = [];
       }
       await refill(best);
     } else if (out.length >= OUT_BATCH) {
-      yield out;
+      yield { events: out, from };
       out = [];
+      from = [];
     }
   }
-  if (out.length > 0) yield out;
+  if (out.length > 0) yield { events: out, from };
 }

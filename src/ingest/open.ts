@@ -1,6 +1,15 @@
-/** Inputs → byte chunks: files, stdin (`-`) and any readable stream, with gzip detected by magic bytes. */
+/**
+ * Inputs → byte chunks: files, stdin (`-`) and any readable stream, with gzip detected by magic bytes.
+ *
+ * Many files: the merge needs every input's head at once, so a file kept open for its whole read
+ * costs one descriptor per input (and `ulimit -n` is often 1024). With `reopen`, a plain file is
+ * instead read chunk by chunk, each chunk by opening the file, reading at the offset reached and
+ * closing it again, at most MAX_OPEN_READS at a time: any number of plain files is read with a
+ * few descriptors. A gzip input cannot be resumed at an offset without decompressing it again
+ * from the start, so it stays open for its whole read: one descriptor per gzip input.
+ */
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 
@@ -20,12 +29,68 @@ export class InputError extends Error {
   }
 }
 
-export function fileSource(path: string): InputSource {
+export interface FileSourceOptions {
+  /** Read a plain file by reopening it at an offset for each chunk, rather than keeping it open. */
+  reopen?: boolean;
+  /** Bytes per chunk when reopening (default 64 KiB). */
+  chunkBytes?: number;
+}
+
+export function fileSource(path: string, options: FileSourceOptions = {}): InputSource {
   if (path === '-') return streamSource('stdin', process.stdin);
   return {
     name: path,
-    open: () => fileChunks(path),
+    open: () => (options.reopen ? reopenedChunks(path, options.chunkBytes ?? REOPEN_CHUNK) : fileChunks(path)),
   };
+}
+
+const REOPEN_CHUNK = 64 * 1024;
+/** Files open at once for reading a chunk, in reopen mode (all inputs together). */
+export const MAX_OPEN_READS = 16;
+let openReads = 0;
+const waiting: (() => void)[] = [];
+
+async function withDescriptorSlot<T>(fn: () => Promise<T>): Promise<T> {
+  while (openReads >= MAX_OPEN_READS) await new Promise<void>((resolve) => waiting.push(resolve));
+  openReads++;
+  try {
+    return await fn();
+  } finally {
+    openReads--;
+    waiting.shift()?.();
+  }
+}
+
+/** A plain file read chunk by chunk, reopened at the offset reached each time; gzip is read whole through one open file. */
+async function* reopenedChunks(path: string, chunkBytes: number): AsyncGenerator<Buffer> {
+  let identity: { dev: number; ino: number } | undefined;
+  let pos = 0;
+  const readAt = (): Promise<Buffer> =>
+    withDescriptorSlot(async () => {
+      let fh;
+      try {
+        fh = await open(path, 'r');
+        const st = await fh.stat();
+        if (st.isDirectory()) throw new InputError(`cannot read ${path}: it is a directory`);
+        if (identity === undefined) identity = { dev: st.dev, ino: st.ino };
+        else if (st.dev !== identity.dev || st.ino !== identity.ino) throw new InputError(`cannot read ${path}: it was replaced by another file while being read (rotated?); lines read before it were analysed`);
+        const buf = Buffer.allocUnsafe(chunkBytes);
+        const { bytesRead } = await fh.read(buf, 0, chunkBytes, pos);
+        pos += bytesRead;
+        return bytesRead === chunkBytes ? buf : Buffer.from(buf.subarray(0, bytesRead));
+      } catch (err) {
+        if (err instanceof InputError) throw err;
+        throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
+      } finally {
+        await fh?.close().catch(() => undefined);
+      }
+    });
+  const first = await readAt();
+  if (first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b) {
+    yield* fileChunks(path);
+    return;
+  }
+  for (let chunk = first; chunk.length > 0; chunk = await readAt()) yield chunk;
 }
 
 export function streamSource(name: string, stream: NodeJS.ReadableStream | AsyncIterable<Buffer | string>): InputSource {
@@ -108,6 +173,7 @@ export function reasonOf(err: unknown): string {
     if (e.code === 'ENOENT') return 'no such file';
     if (e.code === 'EACCES' || e.code === 'EPERM') return 'permission denied';
     if (e.code === 'EISDIR') return 'it is a directory';
+    if (e.code === 'EMFILE' || e.code === 'ENFILE') return 'too many open files (EMFILE): more inputs are open than the limit allows (a gzip input stays open while it is read, and so do all inputs when there are at most 32); raise it (ulimit -n) or decompress some inputs first';
     if (e.code === 'Z_BUF_ERROR') return 'unexpected end of gzip data (truncated file?)';
     if (typeof e.message === 'string') return e.message;
   }

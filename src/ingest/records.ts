@@ -1,7 +1,8 @@
 /**
  * Lines → records (JSON.parse) → events (via a profile). Every line is accounted for:
  * event, blank, ignored or invalid (with file:line and a reason), or joined into a following
- * line (partial lines of a container log wrapper, see wrappers.ts).
+ * line (partial lines of a container log wrapper, see wrappers.ts). An event found to be a copy
+ * of one read before (duplicates.ts) moves from `events` to `duplicates` after the merge.
  */
 import type { LockEvent } from '../model/event.js';
 import type { FileSummary, InputSummary, Problem } from '../model/report.js';
@@ -45,7 +46,7 @@ export class InputStats {
   }
 
   addFile(file: string): FileSummary {
-    const f: FileSummary = { file, lines: 0, events: 0, blank: 0, ignored: 0, invalid: 0, expanded: 0, joined: 0 };
+    const f: FileSummary = { file, lines: 0, events: 0, blank: 0, ignored: 0, invalid: 0, expanded: 0, joined: 0, duplicates: 0 };
     this.files.push(f);
     this.listed.set(f, []);
     return f;
@@ -87,6 +88,7 @@ export class InputStats {
       invalid: 0,
       expanded: 0,
       joined: 0,
+      duplicates: 0,
       problems,
       problemsOmitted: this.invalid - problems.length,
     };
@@ -98,6 +100,7 @@ export class InputStats {
       s.invalid += f.invalid;
       s.expanded += f.expanded;
       s.joined += f.joined;
+      s.duplicates += f.duplicates;
     }
     return s;
   }

@@ -61,7 +61,8 @@ export async function* workerEvents(
       for (const [line, reason] of m.problems) stats.problem(summary, line, reason);
       const s = m.summary;
       summary.lines = s.lines;
-      summary.events = s.events;
+      // Copies found after the merge (duplicates.ts) are counted on this side, out of the worker's events.
+      summary.events = s.events - summary.duplicates;
       summary.blank = s.blank;
       summary.ignored = s.ignored;
       summary.expanded = s.expanded;

@@ -121,9 +121,10 @@ export interface Problem {
   reason: string;
 }
 
-/** How lines were accounted for. Always: lines + expanded = events + blank + ignored + invalid + joined. */
+/** How lines were accounted for. Always: lines + expanded = events + duplicates + blank + ignored + invalid + joined. */
 export interface LineCounts {
   lines: number;
+  /** Events analysed (each counted once; see `duplicates`). */
   events: number;
   blank: number;
   ignored: number;
@@ -132,6 +133,11 @@ export interface LineCounts {
   expanded: number;
   /** Physical lines merged into a following line (partial lines of a container log wrapper); 0 otherwise. */
   joined: number;
+  /**
+   * Events identical to one already read (at-least-once delivery: a line delivered twice, one log
+   * in two inputs), counted here and not analysed again; 0 otherwise. See README "Reading input".
+   */
+  duplicates: number;
 }
 
 export interface FileSummary extends LineCounts {
@@ -142,6 +148,8 @@ export interface FileSummary extends LineCounts {
   profile?: string;
   /** The container log wrapper detected and unwrapped in this input: `docker`, `cri` or `kubectl`. */
   wrapper?: 'docker' | 'cri' | 'kubectl';
+  /** This path names the same file (device and inode) as an earlier input, named here: it was not read again, and its counts are 0. */
+  sameAs?: string;
 }
 
 export interface InputSummary extends LineCounts {

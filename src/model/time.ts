@@ -59,7 +59,29 @@ export function fastTimestampIn(t: string, start: number, end: number): number |
 export const MIN_TS_MS = 0;
 export const MAX_TS_MS = Date.UTC(2200, 0, 1);
 
+/** Epoch seconds of 2000-01-01 and 2200-01-01: a number in this range read as milliseconds falls in January–March 1970. */
+const SECONDS_2000 = Date.UTC(2000, 0, 1) / 1000;
+const SECONDS_2200 = MAX_TS_MS / 1000;
+
+/**
+ * The reason for refusing an epoch-milliseconds number that reads as a date before 2000 but as a
+ * plausible date (2000–2200) in seconds: a unit mix-up, not a 1970 time. Undefined otherwise.
+ */
+export function secondsHint(ms: number): string | undefined {
+  if (ms < SECONDS_2000 || ms >= SECONDS_2200) return undefined;
+  return `ts ${ms} reads as ${isoOf(ms).slice(0, 10)} in milliseconds; as seconds it is ${isoOf(ms * 1000).replace('.000Z', 'Z')}: log epoch milliseconds, or map it with a mapping's timestamp: epoch-s`;
+}
+
 export function parseTimestamp(value: unknown): TimeParse {
+  if (typeof value === 'number') {
+    const hint = secondsHint(value);
+    if (hint !== undefined) return { ok: false, reason: hint };
+  }
+  return inRange(value);
+}
+
+/** parseTimestamp without the seconds hint (for numbers converted from another unit). */
+function inRange(value: unknown): TimeParse {
   const r = parseTimestampAnyYear(value);
   if (r.ok && (r.ms < MIN_TS_MS || r.ms >= MAX_TS_MS)) {
     return { ok: false, reason: `ts ${JSON.stringify(value)} is outside 1970–2200 (a broken clock or an epoch-unit mix-up?)` };
@@ -92,8 +114,10 @@ function parseTimestampAnyYear(value: unknown): TimeParse {
     cachedPrefix = value.slice(0, 16);
     cachedPrefixMs = minuteMs;
   }
-  let ms = minuteMs + Math.min(sec, 59) * 1000;
-  if (m[7] !== undefined) ms += Number(m[7]) * 1000;
+  // A leap second (:60) reads as the last millisecond of :59, whatever its fraction: after every
+  // other time of that second, before the next minute, and in one piece with the clock domain's order.
+  let ms = minuteMs + (sec === 60 ? 59_999 : sec * 1000);
+  if (m[7] !== undefined && sec !== 60) ms += Number(m[7]) * 1000;
   if (m[8] !== 'Z' && m[8] !== 'z') {
     const oh = +m[10]!, om = +m[11]!;
     if (oh > 23 || om > 59) return { ok: false, reason: `ts ${JSON.stringify(value)} has an invalid zone offset` };
@@ -164,7 +188,10 @@ export function parseTimeValue(value: unknown, format: TimeFormat = 'auto'): Tim
     }
     if (unit === 'rfc3339') return { ok: false, reason: `timestamp ${String(value)} is a number, not RFC 3339` };
     const ms = unit === 'epoch-s' ? n * 1000 : unit === 'epoch-ms' ? n : unit === 'epoch-us' ? n / 1000 : n / 1e6;
-    return parseTimestamp(ms);
+    // Only a number read as milliseconds as written gets the seconds hint; other units are checked for range.
+    if (unit !== 'epoch-ms') return inRange(ms);
+    const hint = secondsHint(ms);
+    return hint !== undefined ? { ok: false, reason: hint.replace(/^ts /, 'timestamp ') } : inRange(ms);
   }
   if (typeof value === 'string') {
     if (format !== 'auto' && format !== 'rfc3339') return { ok: false, reason: `timestamp ${JSON.stringify(value.slice(0, 40))} is not a number (${format})` };

@@ -5,7 +5,7 @@ import { defaultObserver, defaultResult, RESULTS, type EventType, type Observer 
 import { parseTimestamp } from '../model/time.js';
 import { parseFenceToken } from '../model/token.js';
 import type { Profile } from './types.js';
-import { scanTopLevelKey } from './scan.js';
+import { keyGuard, repeatedKey, scanTopLevelKey } from './scan.js';
 import { fastCanonicalEvent } from './fast-canonical.js';
 
 /** The validator of schema/event.schema.json, precompiled by ajv at build time (scripts/build.mjs). */
@@ -16,8 +16,8 @@ export const canonical: Profile = {
   fastEvent: fastCanonicalEvent,
   recipe: { kind: 'canonical' },
   toEvent(record, origin) {
-    const dup = origin.text === undefined ? undefined : duplicatedKey(origin.text);
-    if (dup !== undefined) return `key "${dup}" appears more than once in the line; JSON keeps the last one, which may not be what was meant`;
+    const dup = origin.text === undefined ? undefined : repeatedKey(origin.text, record, CANONICAL_GUARD);
+    if (dup !== undefined) return dup;
     // No time of its own: the container log wrapper's, when the line came in one.
     if (record.ts === undefined && origin.wrapperTime !== undefined) record = { ...record, ts: origin.wrapperTime };
     if (!validateEvent(record)) return explain(record, validateEvent.errors ?? []);
@@ -62,33 +62,22 @@ export const canonical: Profile = {
   },
 };
 
-// The keys whose duplication would most directly flip a verdict (which token, which outcome, which
-// resource). Checking every canonical key costs two string scans each on every line.
-const VERDICT_KEYS = ['fenceToken', 'result', 'resource'];
-const VERDICT_QUOTED = VERDICT_KEYS.map((k) => `"${k}"`);
-
-/** A verdict-changing top-level key written twice (JSON.parse would silently keep the last). */
-function duplicatedKey(text: string): string | undefined {
-  for (let i = 0; i < VERDICT_QUOTED.length; i++) {
-    const quoted = VERDICT_QUOTED[i]!;
-    // Cheap check first: only a line holding the key's text twice is scanned.
-    const at = text.indexOf(quoted);
-    if (at === -1 || text.lastIndexOf(quoted) === at) continue;
-    const key = VERDICT_KEYS[i]!;
-    if ((scanTopLevelKey(text, key)?.count ?? 0) > 1) return key;
-  }
-  return undefined;
-}
+/**
+ * The keys whose repetition with another value could change a verdict: every canonical field, and
+ * `hostname` (the clock domain when `source` is absent). Compared after JSON unescaping.
+ */
+export const CANONICAL_KEYS = ['ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source', 'hostname'] as const;
+const CANONICAL_GUARD = keyGuard(CANONICAL_KEYS);
 
 /**
  * Recover the exact digits of a top-level numeric field from the raw line, when JSON.parse
- * rounded it. Returns undefined unless the key appears once at the top level with a plain
- * integer literal that parses to the same double.
+ * rounded it. Returns undefined unless the key appears at the top level, once or always written
+ * alike, with a plain integer literal that parses to the same double.
  */
 export function numberLiteral(text: string | undefined, key: string, parsed: number): string | undefined {
   if (text === undefined) return undefined;
   const found = scanTopLevelKey(text, key);
-  if (found === undefined || found.count !== 1 || found.number === undefined) return undefined;
+  if (found === undefined || found.count === 0 || !found.same || found.number === undefined) return undefined;
   if (!/^[0-9]+$/.test(found.number) || Number(found.number) !== parsed) return undefined;
   return found.number;
 }

@@ -19,6 +19,8 @@ import { numberLiteral } from './canonical.js';
 import type { Profile, RecordOrigin } from './types.js';
 import { klogParser, parseLogfmt, type KlogOptions } from './parsers.js';
 import { expandOtlp } from './otlp.js';
+import { compileRegex, type SafeRegex } from './regex.js';
+import { keyGuard, repeatedKey } from './scan.js';
 
 
 type Scalar = string | number | boolean | null;
@@ -42,8 +44,7 @@ export interface MappingSpec {
 export type DurationUnit = 'ns' | 'us' | 'µs' | 'ms' | 's' | 'min' | 'h';
 
 
-/** Longest text a regular expression is run on (bounds the cost of any pattern). */
-export const MAX_REGEX_INPUT = 4096;
+export { MAX_REGEX_INPUT } from './regex.js';
 
 /** Where canonical fields are looked up when a mapping does not say. */
 const DEFAULT_FIELDS: Record<string, string[]> = {
@@ -168,6 +169,17 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
   const recall = (field: string, file: string) => carried.get(file)?.[field];
 
   const parse = m.parse === 'logfmt' ? parseLogfmt : m.parse === 'klog' ? klogParser(options.klog) : undefined;
+  // Top-level keys the mapping reads, guarded against a second copy with another value (JSON.parse
+  // keeps the last silently): those the rules test, for every record (a repeated message could
+  // hide an event), and every key read as a canonical field, for the records that become events.
+  // Only JSON lines that are one record each: the text is then the record's.
+  const topKeys = (paths: readonly string[]) => paths.flatMap((p) => (p.includes('.') ? [p, p.split('.')[0]!] : [p]));
+  const fieldKeys = (field: string) => topKeys(candidates.get(field) ?? []);
+  const whenKeys = m.match.flatMap((rule) => Object.keys(rule.when).flatMap((p) => (p.startsWith('@') ? fieldKeys(p.slice(1)) : topKeys([p]))));
+  const placeholders = Object.values(m.defaults ?? {}).flatMap((t) => [...t.matchAll(/\{([^{}$][^{}]*)\}/g)].map((x) => x[1]!));
+  const guarded = parse === undefined && m.expand === undefined;
+  const whenGuard = guarded ? keyGuard(whenKeys) : undefined;
+  const fullGuard = guarded ? keyGuard([...whenKeys, ...[...candidates.keys()].flatMap(fieldKeys), ...topKeys(placeholders)]) : undefined;
   return {
     name,
     recipe: { kind: 'mapping', spec, name, options },
@@ -181,6 +193,10 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
         let ok = true;
         for (let j = 0; j < r.tests.length && ok; j++) ok = r.tests[j]!(record);
         if (ok) rule = r;
+      }
+      if (origin.text !== undefined && fullGuard !== undefined) {
+        const dup = repeatedKey(origin.text, record, rule === undefined ? whenGuard! : fullGuard);
+        if (dup !== undefined) return dup;
       }
       if (rule === undefined) return null;
       const type = rule.type;
@@ -387,8 +403,7 @@ function condition(get: Getter, cond: Condition, where: string): Test {
     tests.push((r) => {
       const v = get(r);
       if (v === undefined || v === null || typeof v === 'object') return false;
-      const s = String(v);
-      return re.test(s.length > MAX_REGEX_INPUT ? s.slice(0, MAX_REGEX_INPUT) : s);
+      return re.test(String(v)); // on its first MAX_REGEX_INPUT characters
     });
   } else if (cond.flags !== undefined) throw new MappingError(`${where}: "flags" needs "regex"`);
   if (tests.length === 1) return tests[0]!;
@@ -419,7 +434,7 @@ function implies(a: Condition, b: Condition): boolean {
     let viaValues = false;
     if (!sameRegex && allowed !== undefined) {
       try {
-        const re = new RegExp(B.regex, B.flags ?? '');
+        const re = compileRegex(B.regex, B.flags ?? '', '');
         viaValues = allowed.every((v) => v !== null && re.test(String(v)));
       } catch {
         viaValues = false;
@@ -442,20 +457,12 @@ function same(v: unknown, want: Scalar): boolean {
 }
 
 /**
- * Compile a user regular expression, refusing patterns that can backtrack catastrophically
- * (a quantified group that itself contains a quantifier or an alternation, such as (a+)+ or (a|aa)*).
+ * Compile a user regular expression for bounded time (see regex.ts): V8 when the pattern provably
+ * cannot backtrack super-linearly, else the linear-time re2js; refused when too long or when it
+ * uses lookaround or backreferences.
  */
-export function safeRegex(source: string, flags: string, where: string): RegExp {
-  let re: RegExp;
-  try {
-    re = new RegExp(source, flags);
-  } catch (err) {
-    throw new MappingError(`${where}: bad regular expression: ${(err as Error).message}`);
-  }
-  if (hasNestedQuantifier(source)) {
-    throw new MappingError(`${where}: regular expression ${JSON.stringify(source)} nests quantifiers (like (a+)+) and could take exponential time; simplify it`);
-  }
-  return re;
+export function safeRegex(source: string, flags: string, where: string): SafeRegex {
+  return compileRegex(source, flags, where);
 }
 
 /** A group followed by a quantifier whose body has a quantifier or |. Character classes and escapes are skipped. */

@@ -51,7 +51,7 @@ ${s.reasons.length > 0 ? `<ul class="reasons">${s.reasons.map((r) => `<li>${h(r.
   const timelines = report.timelines ?? [];
   if (timelines.length === 0) out.push(`<p class="note">No resource to draw${report.timelines === undefined ? '' : ' (only resources with findings are drawn by default; use --all-resources)'}.</p>`);
   timelines.forEach((t, i) => out.push(lane(t, `lane-${i + 1}`)));
-  if ((report.timelinesOmitted ?? 0) > 0) out.push(`<p class="note">${report.timelinesOmitted} more resources are not drawn (raise --max-resources).</p>`);
+  if ((report.timelinesOmitted ?? 0) > 0) out.push(`<p class="note">${report.timelinesOmitted} more resources are not drawn (raise --max-drawn).</p>`);
   out.push(`</section>`);
 
   out.push(`<section id="findings"><h2>Findings</h2>`);
@@ -66,8 +66,8 @@ ${s.reasons.length > 0 ? `<ul class="reasons">${s.reasons.map((r) => `<li>${h(r.
   out.push(`</section>`);
 
   const i = report.input;
-  out.push(`<section id="input"><h2>Input health</h2><p>${i.lines} lines = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid${i.joined > 0 ? ` + ${i.joined} joined (partial container log lines)` : ''}</p><table><thead><tr><th>file</th><th>lines</th><th>events</th><th>blank</th><th>ignored</th><th>invalid</th></tr></thead><tbody>`);
-  for (const f of i.files) out.push(`<tr><td>${h(f.file)}${f.error !== undefined ? ` <span class="sev-error">read stopped early: ${h(f.error)}</span>` : ''}</td><td>${f.lines}</td><td>${f.events}</td><td>${f.blank}</td><td>${f.ignored}</td><td>${f.invalid}</td></tr>`);
+  out.push(`<section id="input"><h2>Input health</h2><p>${i.lines} lines = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid${i.joined > 0 ? ` + ${i.joined} joined (partial container log lines)` : ''}${i.duplicates > 0 ? ` + ${i.duplicates} duplicates (copies of events already read, counted once)` : ''}</p><table><thead><tr><th>file</th><th>lines</th><th>events</th><th>blank</th><th>ignored</th><th>invalid</th></tr></thead><tbody>`);
+  for (const f of i.files) out.push(`<tr><td>${h(f.file)}${f.sameAs !== undefined ? ` (the same file as ${h(f.sameAs)}, read once)` : ''}${f.error !== undefined ? ` <span class="sev-error">read stopped early: ${h(f.error)}</span>` : ''}</td><td>${f.lines}</td><td>${f.events}</td><td>${f.blank}</td><td>${f.ignored}</td><td>${f.invalid}</td></tr>`);
   out.push(`</tbody></table>`);
   if (i.problems.length > 0) {
     out.push(`<ul class="problems">`);

@@ -22,10 +22,12 @@ export function renderJunit(report: Report, policy: FailPolicy = DEFAULT_POLICY)
   }
   const cases: string[] = [];
   let failures = 0;
+  // Uniqueness holds on the names as written (escaped): `a\u0001` and a literal `a\u{1}` escape alike.
   const names = new Set<string>();
   const unique = (name: string) => {
-    let n = name;
-    for (let i = 2; names.has(n); i++) n = `${name} (${i})`;
+    const escaped = x(name);
+    let n = escaped;
+    for (let i = 2; names.has(n); i++) n = `${escaped} (${i})`;
     names.add(n);
     return n;
   };
@@ -34,7 +36,7 @@ export function renderJunit(report: Report, policy: FailPolicy = DEFAULT_POLICY)
     const failing = list.filter((f) => isFailing(f, policy));
     const uncertain = policy.allowInconclusive ? [] : list.filter((f) => !isFailing(f, policy) && atOrAbove(f.severity, policy.failOn));
     const decisive = first.evidence.find((e) => e.decisive) ?? first.evidence[first.evidence.length - 1];
-    const attrs = `classname="${x(`stalewrite.${first.rule}`)}" name="${x(unique(`${first.rule} on ${first.resource}`))}"${decisive !== undefined ? ` file="${x(decisive.file)}" line="${decisive.line}"` : ''} time="0"`;
+    const attrs = `classname="${x(`stalewrite.${first.rule}`)}" name="${unique(`${first.rule} on ${first.resource}`)}"${decisive !== undefined ? ` file="${x(decisive.file)}" line="${decisive.line}"` : ''} time="0"`;
     const body = list.map(findingText).join('\n\n');
     if (failing.length > 0) {
       failures++;
@@ -54,10 +56,10 @@ export function renderJunit(report: Report, policy: FailPolicy = DEFAULT_POLICY)
     const v = report.summary.verdict;
     if (policy.requireTested && (v === 'untested' || v === 'unconfirmed') && (r.readiness === 'untested' || r.readiness === 'unconfirmed')) {
       failures++;
-      cases.push(`    <testcase classname="stalewrite.readiness" name="${x(unique(`readiness of ${r.resource}: ${r.readiness}`))}" time="0">\n      <failure type="${r.readiness}" message="${x(`${r.readiness} (--require-tested): ${r.reason}`)}">${x(r.reason)}</failure>\n    </testcase>`);
+      cases.push(`    <testcase classname="stalewrite.readiness" name="${unique(`readiness of ${r.resource}: ${r.readiness}`)}" time="0">\n      <failure type="${r.readiness}" message="${x(`${r.readiness} (--require-tested): ${r.reason}`)}">${x(r.reason)}</failure>\n    </testcase>`);
       continue;
     }
-    cases.push(`    <testcase classname="stalewrite.readiness" name="${x(unique(`readiness of ${r.resource}: ${r.readiness}`))}" time="0">\n      <system-out>${x(r.reason)}</system-out>\n    </testcase>`);
+    cases.push(`    <testcase classname="stalewrite.readiness" name="${unique(`readiness of ${r.resource}: ${r.readiness}`)}" time="0">\n      <system-out>${x(r.reason)}</system-out>\n    </testcase>`);
   }
   const i = report.input;
   const props = [

@@ -74,8 +74,9 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
   const i = report.input;
   out.push('## Input health', '');
   out.push('| file | lines | events | blank | ignored | invalid |', '|---|---|---|---|---|---|');
-  for (const f of i.files) out.push(`| ${md(f.file)}${f.error !== undefined ? ` (read stopped early: ${md(f.error)})` : ''} | ${f.lines} | ${f.events} | ${f.blank} | ${f.ignored} | ${f.invalid} |`);
+  for (const f of i.files) out.push(`| ${md(f.file)}${f.sameAs !== undefined ? ` (the same file as ${md(f.sameAs)}, read once)` : ''}${f.error !== undefined ? ` (read stopped early: ${md(f.error)})` : ''} | ${f.lines} | ${f.events} | ${f.blank} | ${f.ignored} | ${f.invalid} |`);
   if (i.files.length > 1) out.push(`| **total** | ${i.lines} | ${i.events} | ${i.blank} | ${i.ignored} | ${i.invalid} |`);
+  if (i.duplicates > 0) out.push('', `${i.duplicates} duplicate events (copies of events already read, as at-least-once delivery makes them) were counted once and not analysed again.`);
   out.push('');
   const maxProblems = options.maxProblems ?? 20;
   if (i.problems.length > 0) {

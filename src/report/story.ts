@@ -3,7 +3,9 @@
  *   t=0      worker-a: acquire(resource-7) -> lease-A, token=1
  *   t=10s    authority: lease-A expired
  *   t=13s    worker-a: write(v1, token=1) -> accepted      <- late write accepted
- * Times are relative to the first event shown. Log content is returned raw: each reporter escapes it.
+ * Events are shown in time order, with times relative to the earliest (never negative); an event
+ * shown after a later line of its own file (its clock went back) is marked so.
+ * Log content is returned raw: each reporter escapes it.
  */
 import type { EvidenceItem, Finding } from '../model/report.js';
 
@@ -13,7 +15,12 @@ export function renderStory(finding: Finding): string[] {
     .sort((a, b) => a.ms - b.ms || a.i - b.i);
   if (items.length === 0) return [];
   const t0 = items[0]!.ms;
-  const rows = items.map(({ e, ms }) => ({ t: `t=${relative(ms - t0)}`, text: eventText(e, finding.resource), role: e.role }));
+  const rows = items.map(({ e, ms }, k) => {
+    // A row shown after a later line of its own file: that file's clock went back between them.
+    const above = items.slice(0, k).find((o) => o.e.file === e.file && o.e.line > e.line && !o.e.inferred && !e.inferred);
+    const mark = above === undefined ? '' : ` [logged before line ${above.e.line} above: the clock went back]`;
+    return { t: `t=${relative(ms - t0)}`, text: eventText(e, finding.resource), role: e.role + mark };
+  });
   const tw = Math.max(...rows.map((r) => r.t.length)) + 2;
   const xw = Math.max(...rows.map((r) => r.text.length)) + 3;
   return rows.map((r) => `${r.t.padEnd(tw)}${r.text.padEnd(xw)}<- ${r.role}`);

@@ -69,7 +69,8 @@ export function renderTable(report: Report, options: TableOptions): string {
   }
 
   const i = report.input;
-  out.push(`input: ${i.files.length} file${i.files.length === 1 ? '' : 's'}, ${i.lines} lines${i.expanded > 0 ? ` + ${i.expanded} more records in batches` : ''} = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid${i.joined > 0 ? ` + ${i.joined} joined (partial container log lines)` : ''}`);
+  out.push(`input: ${i.files.length} file${i.files.length === 1 ? '' : 's'}, ${i.lines} lines${i.expanded > 0 ? ` + ${i.expanded} more records in batches` : ''} = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid${i.joined > 0 ? ` + ${i.joined} joined (partial container log lines)` : ''}${i.duplicates > 0 ? ` + ${i.duplicates} duplicates (copies of events already read, counted once)` : ''}`);
+  for (const f of i.files) if (f.sameAs !== undefined) out.push(`  ${t(f.file)}: the same file as ${t(f.sameAs)}, read once`);
   const maxProblems = options.maxProblems ?? 10;
   for (const p of i.problems.slice(0, maxProblems)) out.push(`  ${t(p.file)}:${p.line}: ${t(p.reason)}`);
   const more = i.invalid - Math.min(i.problems.length, maxProblems);

@@ -10,14 +10,20 @@ export function renderTimeline(report: Report, resource: string): string[] {
   const view = report.timelines?.find((t) => t.resource === resource);
   if (view === undefined || view.events.length === 0) return [];
   const byId = new Map(report.findings.map((f) => [f.id, f]));
-  const t0 = Date.parse(view.events[0]!.ts);
+  // Relative to the earliest event, so a clock that went back never shows a negative time.
+  const t0 = Math.min(...view.events.map((e) => Date.parse(e.ts)));
+  const lastOfFile = new Map<string, number>();
   const rows = view.events.map((e) => {
+    const ms = Date.parse(e.ts);
     const marks = (e.findings ?? []).map((id) => {
       const f = byId.get(id)!;
       return `${e.decisiveFor?.includes(id) ? '<-' : '<.'} ${id} ${f.rule}`;
     });
+    const before = lastOfFile.get(e.file);
+    if (before !== undefined && ms < before) marks.unshift(`<< clock went back ${relative(before - ms)}`);
+    lastOfFile.set(e.file, ms);
     return {
-      t: `t=${relative(Date.parse(e.ts) - t0)}`,
+      t: `t=${relative(ms - t0)}`,
       text: eventText(e, resource),
       where: `${e.file}:${e.line}`,
       highest: e.highestAccepted === undefined ? '' : `highest=${e.highestAccepted}`,

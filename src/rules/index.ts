@@ -3,6 +3,7 @@ import { acceptedEqualToken } from './accepted-equal-token.js';
 import { acceptedStaleWrite } from './accepted-stale-write.js';
 import { busyRateRising } from './busy-rate-rising.js';
 import { clockDerivedToken } from './clock-derived-token.js';
+import { clockWentBackwards } from './clock-went-backwards.js';
 import { duplicateEffect } from './duplicate-effect.js';
 import { keepaliveGap } from './keepalive-gap.js';
 import { missingToken } from './missing-token.js';
@@ -34,6 +35,8 @@ export const rules: readonly Rule[] = [
   tokenNotMonotonic,
   clockDerivedToken,
   overlappingLeases,
+  // Whether the logs' own clocks can be trusted for order within a clock domain.
+  clockWentBackwards,
 ];
 
 export type { Rule, RuleMeta, RuleContext, ReportInput, EvidenceRef, Handler, RuleOptions } from './types.js';

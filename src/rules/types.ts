@@ -70,6 +70,11 @@ export interface RuleContext {
   report(finding: ReportInput): Finding | undefined;
   /** Add an evidence item to a finding reported earlier. */
   addEvidence(finding: Finding, ref: EvidenceRef): void;
+  /**
+   * The calling rule's own state for this run, made by `create` on first use: for state that is
+   * not per resource (e.g. per clock domain). One slot per engine and rule, never shared.
+   */
+  state<T>(create: () => T): T;
 }
 
 export type Handler = (event: LockEvent, context: RuleContext) => void;

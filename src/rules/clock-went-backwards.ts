@@ -1,0 +1,117 @@
+import type { LockEvent } from '../model/event.js';
+import { retain } from '../model/event.js';
+import { formatDuration } from '../model/time.js';
+import type { EvidenceRef, Handler, Rule, RuleContext } from './types.js';
+
+/**
+ * Timestamps of one clock domain (`source`) went backwards by more than the clock-skew bound.
+ * Within one file the order is the file's, so each event is compared with the previous event of
+ * the same input file and source; steps are counted per source and reported once per source, at the end of
+ * input, under the resource of the first step's line.
+ */
+export const clockWentBackwards: Rule = {
+  meta: {
+    id: 'clock-went-backwards',
+    severity: 'warning',
+    title: "Timestamps in one clock domain went backwards by more than the clock-skew bound",
+    symptom: 'A line is timestamped earlier than the line before it in the same file',
+    cause: 'The host clock was stepped back (NTP correction, VM restore, manual set), or lines of two clocks share one source',
+    check: 'Compare each line with the previous line of the same file, per clock domain, against --clock-skew',
+    action: 'Log from a clock that is only slewed, not stepped; give each host its own source; durations and lease ends across the step are not to be trusted',
+  },
+  on: {
+    acquire: check,
+    keepalive: check,
+    expire: check,
+    revoke: check,
+    release: check,
+    write: check,
+  },
+  end(context) {
+    const state = context.state(create);
+    const list = state.byResource.get(context.timeline.resource);
+    if (list === undefined) return;
+    for (const s of list) report(context, s);
+  },
+};
+
+interface Step {
+  readonly before: LockEvent;
+  readonly after: LockEvent;
+  readonly ms: number;
+}
+
+interface SourceSteps {
+  readonly source: string;
+  count: number;
+  readonly first: Step;
+  largest: Step;
+}
+
+interface State {
+  /** The previous event of each clock domain in each input file (key: source NUL file). */
+  readonly previous: Map<string, { event: LockEvent }>;
+  /** The last entry used: consecutive events mostly come from one file and source. */
+  lastEntry: { event: LockEvent } | undefined;
+  readonly sources: Map<string, SourceSteps>;
+  /** Sources by the resource their first step is filed under. */
+  readonly byResource: Map<string, SourceSteps[]>;
+}
+
+function create(): State {
+  return { previous: new Map(), lastEntry: undefined, sources: new Map(), byResource: new Map() };
+}
+
+function check(...[event, context]: Parameters<Handler>): void {
+  const state = context.state(create);
+  // One file may interleave several clock domains: a step between two of them is skew, not a step back.
+  const last = state.lastEntry;
+  let entry = last !== undefined && last.event.file === event.file && last.event.source === event.source ? last : state.previous.get(`${event.source}\u0000${event.file}`);
+  if (entry === undefined) {
+    state.previous.set(`${event.source}\u0000${event.file}`, (entry = { event }));
+    state.lastEntry = entry;
+    return;
+  }
+  state.lastEntry = entry;
+  const before = entry.event;
+  entry.event = event;
+  const ms = before.ts - event.ts;
+  if (ms <= context.options.clockSkewMs) return;
+  let s = state.sources.get(event.source);
+  if (s === undefined) {
+    const step = { before: retain(before), after: retain(event), ms };
+    s = { source: event.source, count: 0, first: step, largest: step };
+    state.sources.set(event.source, s);
+    let list = state.byResource.get(event.resource);
+    if (list === undefined) state.byResource.set(event.resource, (list = []));
+    list.push(s);
+  } else if (ms > s.largest.ms) {
+    s.largest = { before: retain(before), after: retain(event), ms };
+  }
+  s.count++;
+}
+
+function at(e: LockEvent): string {
+  return `${e.file}:${e.line}`;
+}
+
+function report(context: RuleContext, s: SourceSteps): void {
+  const { first, largest } = s;
+  const skew = formatDuration(context.options.clockSkewMs);
+  const steps = s.count === 1 ? 'once' : `${s.count} times`;
+  const where = s.count === 1 || largest === first ? `at ${at(first.after)}` : `first at ${at(first.after)}; the largest step at ${at(largest.after)}`;
+  const evidence: EvidenceRef[] = [
+    { event: first.before, role: `line before the ${s.count === 1 ? '' : 'first '}step back` },
+    { event: first.after, role: `${formatDuration(first.ms)} earlier than the line before it${largest === first && s.count > 1 ? ' (the largest step)' : ''}` },
+  ];
+  if (largest !== first) {
+    evidence.push({ event: largest.before, role: 'line before the largest step back' }, { event: largest.after, role: `${formatDuration(largest.ms)} earlier than the line before it (the largest step)` });
+  }
+  context.report({
+    message: `the clock of ${s.source} went backwards ${steps} by more than --clock-skew ${skew} (largest step ${formatDuration(largest.ms)}; ${where}): its lines are taken in file order, but durations, TTLs and lease ends across a step are wrong`,
+    evidence,
+    certainty: 'definite',
+    subject: first.after,
+    details: { source: s.source, steps: s.count, largestStepMs: largest.ms, first: at(first.after), largest: at(largest.after), clockSkewMs: context.options.clockSkewMs },
+  });
+}
