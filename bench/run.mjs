@@ -74,7 +74,7 @@ function measure(cmd, args) {
     child.on('exit', (code) => {
       clearInterval(poll);
       const wall = Number(process.hrtime.bigint() - start) / 1e9;
-      if (code !== 0 && code !== 1) reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${stderr.slice(-300)}`));
+      if (code !== 0 && code !== 1 && code !== 3) reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${stderr.slice(-300)}`));
       else resolve({ wall, peak });
     });
   });
