@@ -242,7 +242,8 @@ export class Engine {
     };
     if (input.details !== undefined) finding.details = input.details;
     if (uncertainty !== undefined) finding.uncertainty = uncertainty;
-    if (severity === 'error' && certainty === 'possible' && timeline.firstUncertain === undefined) {
+    // The reason names one possible error: the first, or the first about an accepted stale write.
+    if (severity === 'error' && certainty === 'possible' && (timeline.firstUncertain === undefined || (!isStaleRule(timeline.firstUncertain.rule) && isStaleRule(finding.rule)))) {
       timeline.firstUncertain = { finding: finding.id, rule: finding.rule, decide: uncertainty?.decide };
     }
     const subject = input.subject ?? input.evidence[input.evidence.length - 1]?.event;
@@ -309,6 +310,11 @@ export class Engine {
       },
     };
   }
+}
+
+/** Rules whose finding is an accepted stale write: named first in readiness reasons. */
+export function isStaleRule(rule: string): boolean {
+  return rule === 'accepted-stale-write' || rule === 'accepted-equal-token';
 }
 
 function fmtMs(ms: number): string {
@@ -391,6 +397,12 @@ export function readinessOf(t: ResourceTimeline): { readiness: Readiness; reason
       reason: `${plural(t.staleWritesAccepted, 'stale write')} accepted (${staleText(s)}) but judged by no rule that was run`,
     };
   }
+  if (t.oldHandleReleasesSucceeded > 0) {
+    return {
+      readiness: 'inconclusive',
+      reason: `${plural(t.oldHandleReleasesSucceeded, 'old-handle release')} succeeded while another lease held the resource, but judged by no rule that was run`,
+    };
+  }
   if (t.staleWrites === 0 && t.oldHandleReleases === 0) {
     return { readiness: 'untested', reason: 'no stale request was seen, so the logs do not show whether old tokens are rejected' };
   }
@@ -399,13 +411,22 @@ export function readinessOf(t: ResourceTimeline): { readiness: Readiness; reason
     const s = t.firstNotExplicit!;
     return {
       readiness: 'unconfirmed',
-      reason: `${plural(notExplicit, 'stale write')} got ${s.result === 'error' ? 'an error' : s.result === 'timeout' ? 'a timeout' : 'a plain rejected'}${notExplicit > 1 ? ' or another generic answer' : ''} (${staleText(s)}) instead of an explicit rejected-stale-fence, so the logs do not show the token check`,
+      reason: `${plural(notExplicit, 'stale write')} got ${answers(t.notExplicitResults, notExplicit)} (${notExplicit > 1 ? 'the first: ' : ''}${staleText(s)}) instead of an explicit rejected-stale-fence, so the logs do not show the token check`,
     };
   }
   const parts: string[] = [];
   if (t.staleWrites > 0) parts.push(`${plural(t.staleWrites, 'stale write')} got rejected-stale-fence`);
   if (t.oldHandleReleases > 0) parts.push(`${plural(t.oldHandleReleases, 'old-handle release')} rejected`);
   return { readiness: 'verified', reason: parts.join('; ') };
+}
+
+/** "a timeout", "timeouts", "a timeout or an error"… from the generic answers seen. */
+function answers(results: ReadonlySet<string> | undefined, n: number): string {
+  const one: Record<string, string> = { error: 'an error', timeout: 'a timeout', rejected: 'a plain rejected' };
+  const many: Record<string, string> = { error: 'errors', timeout: 'timeouts', rejected: 'plain rejected' };
+  const list = [...(results ?? [])].sort();
+  if (list.length === 1) return n === 1 ? one[list[0]!] ?? list[0]! : many[list[0]!] ?? list[0]!;
+  return list.map((r) => one[r] ?? r).join(' or ');
 }
 
 function staleText(s: { token?: bigint; highest?: bigint }): string {

@@ -52,7 +52,8 @@ export function verdictReasons(facts: VerdictFacts, verdict: Readiness): Verdict
   const perResource = (readiness: Readiness, id: string) => {
     const list = byReadiness(readiness);
     for (const r of list.slice(0, MAX_NAMED)) {
-      const f = facts.findings.find((x) => x.resource === r.resource && x.severity === 'error' && x.certainty === 'possible');
+      const possible = facts.findings.filter((x) => x.resource === r.resource && x.severity === 'error' && x.certainty === 'possible');
+      const f = possible.find((x) => x.rule === 'accepted-stale-write' || x.rule === 'accepted-equal-token') ?? possible[0];
       const reason: VerdictReason = { id, message: `${r.resource} is ${readiness}: ${r.reason}`, resource: r.resource };
       if (f !== undefined) reason.finding = f.id;
       out.push(reason);

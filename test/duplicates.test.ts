@@ -103,6 +103,15 @@ describe('at-least-once delivery: copies are counted once', () => {
     }
   });
 
+  it('a retry in the same millisecond that differs only in a field of its own (attempt 2) is an event, not a copy', async () => {
+    const w = (attempt: number) => JSON.stringify({ ts: '2026-03-01T10:00:01Z', type: 'write', resource: 'r', leaseId: 'A', operationId: 'op1', fenceToken: '1', result: 'accepted', attempt });
+    const r = await analyze({ streams: [{ name: 'retry', stream: Readable.from([text([w(1), w(2)])]) }] });
+    expect(r.input).toMatchObject({ events: 2, duplicates: 0 });
+    expect(r.findings.map((f) => f.rule)).toContain('duplicate-effect');
+    const copy = await analyze({ streams: [{ name: 'copy', stream: Readable.from([text([w(1), w(1)])]) }] });
+    expect(copy.input).toMatchObject({ events: 1, duplicates: 1 });
+  });
+
   it('the same instant written two ways is one event (ts compared as an instant)', async () => {
     const rec = JSON.parse(SAFE[4]!) as Record<string, unknown>;
     const epoch = JSON.stringify({ ...rec, ts: Date.parse(rec.ts as string) });
@@ -162,6 +171,14 @@ describe('the window of remembered events is bounded', () => {
     expect(recent.seen(ev(9_950, 'other'))).toBe(true);
     expect(recent.seen(ev(9_950, 'again'))).toBe(false);
     expect(recent.seen(ev(9_950, 'again'))).toBe(true);
+  });
+
+  it('60,000 events in one millisecond: one lookup each, and the count stays bounded', () => {
+    const recent = new RecentEvents(1000, 10_000);
+    for (let i = 0; i < 60_000; i++) expect(recent.seen(ev(5, `r${i}`))).toBe(false);
+    expect(recent.size).toBe(10_000);
+    expect(recent.seen(ev(5, 'r59999'))).toBe(true); // the newest are kept
+    expect(recent.seen(ev(5, 'r0'))).toBe(false); // the oldest were let go: analysed again, as documented
   });
 
   it('many events in one millisecond are told apart by their fields', () => {

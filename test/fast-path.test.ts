@@ -136,10 +136,14 @@ describe('canonical fast path', () => {
       `{${base},"fenceToken":"007","ownerId":""}`,
       `{${base},"hostname":"app-1","pid":7}`, // pino: the host is the clock domain
       `{${base},"hostname":"app-1","source":"db"}`, // source wins
+      `{${base},"host.name":"node-9"}`, // OpenTelemetry's host attribute, flat
     ];
     for (const line of taken) expect(check(line), line).toBe(true);
     expect(fastCanonicalEvent(taken[7]!, origin)!.source).toBe('app-1');
     expect(fastCanonicalEvent(taken[8]!, origin)!.source).toBe('db');
+    expect(fastCanonicalEvent(taken[9]!, origin)!.source).toBe('node-9');
+    expect(fastCanonicalEvent(`{${base},"hostname":"a","host.name":"b"}`, origin)).toBeUndefined(); // both: the general path picks hostname
+    expect((canonical.toEvent({ ...JSON.parse(`{${base}}`), hostname: 'a', 'host.name': 'b' }, { ...origin, text: undefined }) as LockEvent).source).toBe('a');
   });
 
   it('agrees with the general path on generated lines', () => {

@@ -145,6 +145,14 @@ describe('what the suggester reads from names and values', () => {
     expect(s.mapping.defaults?.observer).toBe('worker');
   });
 
+  it('a TTL whose values fit seconds and milliseconds alike (3600) is guessed, and asked about', () => {
+    const hour = suggestMapping([{ name: 'w.log', lines: etcdShape({ ttl: 3600 }) }]);
+    expect(hour.questions.join('\n')).toMatch(/lease TTL `ttl` has no unit in its name, and its values fit seconds as well as milliseconds/);
+    const two = suggestMapping([{ name: 'w.log', lines: etcdShape({ ttl: 2 }) }]);
+    expect(two.questions.join('\n')).not.toMatch(/lease TTL/);
+    expect(two.mapping.units).toEqual({ ttlMs: 's' });
+  });
+
   it('asks about result values it cannot place, and leaves them unmapped', () => {
     const lines = [
       line({ ts: '2026-03-01T10:00:00Z', resource: 'r', token: 3, op: 'acquire', status: 'zzqx' }),

@@ -101,6 +101,15 @@ describe('clock domains', () => {
     };
     const bare = await analyze({ files: [file('host-a.ndjson', a.map(host)), file('host-b.ndjson', b.map(host))] });
     expect(stale(bare).map((f) => f.certainty)).toEqual(['possible']);
+    // OpenTelemetry's host.name, flat or nested as ECS writes it, is a host like hostname.
+    const otel = (nested: boolean) => (x: Rec) => {
+      const { hostname, ...rest } = x;
+      return nested ? { ...rest, host: { name: hostname } } : { ...rest, 'host.name': hostname };
+    };
+    for (const nested of [false, true]) {
+      const r = await analyze({ files: [file(`otel-${nested}-a.ndjson`, a.map(otel(nested))), file(`otel-${nested}-b.ndjson`, b.map(otel(nested)))] });
+      expect(stale(r).map((f) => f.certainty), `nested ${nested}`).toEqual(['definite']);
+    }
   });
 
   it('equal timestamps in two files of one clock domain are ordered only by the merge: not definite', async () => {
@@ -152,7 +161,9 @@ describe('no silent pass', () => {
     expect(r.summary.verdict).toBe('untested');
     expect(r.summary.reasons[0]).toMatchObject({ id: 'no-writes', message: expect.stringMatching(/^0 of 2 events are writes: does your profile or mapping map the writes\?/) });
     expect(renderTable(r, { color: false })).toMatch(/^stalewrite: UNTESTED.*\n {2}0 of 2 events are writes/);
-    expect((await runCli(['analyze', '-f', 'json', locks])).code).toBe(0);
+    const plain = await runCli(['analyze', '-f', 'json', locks]);
+    expect(plain.code).toBe(0);
+    expect(plain.stderr).toMatch(/^stalewrite: warning: 0 of 2 events are writes.*--require-tested fails such a run$/m);
     const req = await runCli(['analyze', '-f', 'json', '--require-tested', locks]);
     expect(req.code).toBe(3);
     expect(req.stderr).toMatch(/verdict untested: 0 of 2 events are writes/);
@@ -213,6 +224,21 @@ describe('readiness values', () => {
     expect(all.resources[0]).toMatchObject({ readiness: 'violated', reason: '1 definite or likely error finding on this resource' });
   });
 
+  it('an old-handle release that succeeded is never "verified", even when the rule judging it is not run', async () => {
+    const rel = [
+      { ts: at(0), type: 'acquire', resource: 'r', ownerId: 'a', leaseId: 'A', fenceToken: '1' },
+      { ts: at(1000), type: 'expire', resource: 'r', leaseId: 'A' },
+      { ts: at(2000), type: 'acquire', resource: 'r', ownerId: 'b', leaseId: 'B', fenceToken: '2' },
+      { ts: at(3000), type: 'write', resource: 'r', ownerId: 'b', leaseId: 'B', fenceToken: '2', result: 'accepted' },
+      { ts: at(4000), type: 'release', resource: 'r', ownerId: 'a', leaseId: 'A', fenceToken: '1', result: 'released' },
+    ];
+    const f = file('old-release.ndjson', rel);
+    expect((await analyze({ files: [f] })).resources[0]!.readiness).toBe('violated');
+    const subset = await analyze({ files: [f], rules: ['accepted-stale-write'] });
+    expect(subset.resources[0]).toMatchObject({ readiness: 'inconclusive', reason: expect.stringMatching(/1 old-handle release succeeded while another lease held the resource, but judged by no rule/) });
+    expect(exitCodeFor(subset, { failOn: 'error', includePossible: false })).toBe(3);
+  });
+
   it('the verdict is the worst over resources: one verified resource never hides an inconclusive one', async () => {
     const { a, b } = workers(100, 'app-1', 'app-2');
     const safe = [
@@ -225,4 +251,38 @@ describe('readiness values', () => {
     expect(r.summary.byReadiness).toEqual({ violated: 0, inconclusive: 1, unconfirmed: 0, verified: 1, untested: 0 });
     expect(exitCodeFor(r, { failOn: 'error', includePossible: false })).toBe(3);
   });
+});
+
+describe('JUnit fails exactly when the exit code does', () => {
+  const inputs: Record<string, string[]> = {
+    'article-unsafe': ['fixtures/article-unsafe.ndjson'],
+    'article-safe': ['fixtures/article-safe.ndjson'],
+    'rule-overlapping-leases': ['fixtures/rule-overlapping-leases.ndjson'],
+    'rule-stale-not-explicit': ['fixtures/rule-stale-not-explicit.ndjson'],
+    'rule-stale-release': ['fixtures/rule-stale-release.ndjson'],
+    'workers-only': ['fixtures/workers-only.ndjson'],
+    'mixed-incidents': ['fixtures/mixed-incidents.ndjson'],
+  };
+  const variants: { name: string; analyze: Record<string, unknown>; policy: Record<string, unknown> }[] = [
+    { name: 'defaults', analyze: {}, policy: {} },
+    { name: '--max-findings 0', analyze: { maxFindings: 0 }, policy: {} },
+    { name: '--rule keepalive-gap', analyze: { rules: ['keepalive-gap'] }, policy: {} },
+    { name: '--rule accepted-stale-write', analyze: { rules: ['accepted-stale-write'] }, policy: {} },
+    { name: '--include-possible', analyze: {}, policy: { includePossible: true } },
+    { name: '--allow-inconclusive', analyze: {}, policy: { allowInconclusive: true } },
+    { name: '--require-tested', analyze: {}, policy: { requireTested: true } },
+    { name: '--fail-on warning', analyze: {}, policy: { failOn: 'warning' } },
+    { name: '--fail-on warning --max-findings 0', analyze: { maxFindings: 0 }, policy: { failOn: 'warning' } },
+    { name: '--fail-on none', analyze: {}, policy: { failOn: 'none' } },
+  ];
+  for (const [name, files] of Object.entries(inputs)) {
+    it(name, async () => {
+      for (const v of variants) {
+        const report = await analyze({ files, ...v.analyze });
+        const policy = { failOn: 'error' as const, includePossible: false, ...v.policy } as Parameters<typeof exitCodeFor>[1];
+        const failures = Number(/<testsuites [^>]*failures="(\d+)"/.exec(renderJunit(report, policy))![1]);
+        expect(failures > 0, `${name} ${v.name}: exit ${exitCodeFor(report, policy)}, ${failures} JUnit failures`).toBe(exitCodeFor(report, policy) !== 0);
+      }
+    });
+  }
 });

@@ -406,6 +406,12 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
     return EXIT_USAGE;
   }
   const code = exitCodeFor(report, policy);
+  // Passing, but on input that mostly was not read, or that held no write: say so where CI logs show it.
+  if (code === EXIT_OK && !args.quiet) {
+    for (const r of report.summary.reasons) {
+      if (r.id === 'no-writes' || r.id === 'mostly-unread') process.stderr.write(`stalewrite: warning: ${escapeTerminal(r.message)}; --require-tested fails such a run\n`);
+    }
+  }
   if (code === EXIT_INCONCLUSIVE && !args.quiet) {
     const why = report.summary.reasons.find((r) => r.id === 'uncertain' || r.id === 'not-explicit' || r.id === 'no-stale-request' || r.id === 'no-writes');
     process.stderr.write(`stalewrite: verdict ${report.summary.verdict}${why !== undefined ? `: ${escapeTerminal(why.message)}` : ''} (exit 3; ${args['require-tested'] && (report.summary.verdict === 'untested' || report.summary.verdict === 'unconfirmed') ? 'drop --require-tested' : '--allow-inconclusive'} exits 0)\n`);

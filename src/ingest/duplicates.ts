@@ -5,122 +5,109 @@
  *
  * Identical means every canonical field: the instant (`ts`, to the millisecond, or finer when the
  * log wrote finer), type, resource, ownerId, leaseId, operationId, fenceToken, ttlMs, result,
- * observer, and the source *as the record gave it* (`source`, else `hostname`/`host.name`).
+ * observer, and the source *as the record gave it* (`source`, else `hostname`/`host.name`); and
+ * the same record otherwise too (its line's text, or the parsed record, field for field), so a
+ * retry logged in the same millisecond with `"attempt":2` is an event, not a copy.
  * Not the input, file or line, and not a default source (the input's name, used when the record
  * names none; a record whose source equals its own input's name counts as naming none): so the
  * same line in two files without a source is one event, two copies naming the same host are one
  * event, and copies naming different sources are two events.
  *
  * Copies share a timestamp, so they meet in the merge close together. Only the events whose
- * timestamp is within `windowMs` of the newest timestamp read are remembered, in arrival order
- * (indexed by timestamp only while some arrived out of order); memory grows with the events of
- * that window, never with the input. A copy that
- * arrives more than the window behind the newest timestamp read (a file resent long after, far
- * out of order) is not recognised and is analysed again, as without this check.
+ * timestamp is within `windowMs` of the newest timestamp read are remembered (a key per event in
+ * a hash map: one lookup per event, however many share a millisecond), and at most
+ * MAX_REMEMBERED of them holding at most MAX_REMEMBERED_CHARS of text: memory is bounded, never
+ * growing with the input. A copy that arrives more than the window behind the newest timestamp
+ * read (a file resent long after, far out of order), or past those bounds, is not recognised
+ * and is analysed again, as without this check.
  *
  * Two genuinely separate effects logged identically in the same millisecond cannot be told apart
  * from a copy: log an operationId, a lease or a token that differ (a retry that really happened
  * differs in its timestamp or in some field, and is analysed).
  */
 import type { LockEvent } from '../model/event.js';
+import { parseTimestamp } from '../model/time.js';
 
 /** The window of remembered events when the clock-skew bound is smaller, ms. */
 export const DUPLICATE_WINDOW_MS = 1000;
+/** Events remembered at most, and the characters of their lines held at most. */
+export const MAX_REMEMBERED = 100_000;
+export const MAX_REMEMBERED_CHARS = 32 * 1024 * 1024;
+
+interface Remembered {
+  ts: number;
+  /** The line's text or the parsed record: compared only when the canonical fields are equal. */
+  content: string | Readonly<Record<string, unknown>> | undefined;
+  chars: number;
+  /** Further remembered events with the same canonical key but other content (rare). */
+  more?: Remembered[];
+}
 
 export class RecentEvents {
-  /** The events remembered, in the order they arrived (from `head` on). */
-  private q: LockEvent[] = [];
-  private head = 0;
+  /** By canonical key, in arrival order (a Map keeps insertion order). */
+  private readonly byKey = new Map<string, Remembered>();
   private newest = -Infinity;
-  /**
-   * By timestamp, only while the remembered events are out of timestamp order (an event arrived
-   * behind the newest). In order (the usual case: sorted inputs, merged) the events of a
-   * timestamp are at the end of `q`, and nothing else is needed.
-   */
-  private index: Map<number, LockEvent | LockEvent[]> | undefined;
-  /** Position in `q` of the last event that arrived behind the newest timestamp. */
-  private disorderedAt = -1;
+  private chars = 0;
+  private count = 0;
 
-  constructor(private readonly windowMs: number) {}
+  constructor(
+    private readonly windowMs: number,
+    private readonly maxEvents = MAX_REMEMBERED,
+    private readonly maxChars = MAX_REMEMBERED_CHARS,
+  ) {}
 
   /** True when `ev` is a copy of an event read before within the window; else it is remembered. */
   seen(ev: LockEvent): boolean {
     const ts = ev.ts;
     if (ts > this.newest) {
-      // Nothing remembered has this timestamp.
       this.newest = ts;
       this.forget();
-      this.remember(ev);
-      return false;
+    } else if (ts < this.newest - this.windowMs) return false; // older than the window: not remembered
+    const key = keyOf(ev);
+    const content = contentOf(ev);
+    const prev = this.byKey.get(key);
+    if (prev !== undefined) {
+      if (sameContent(prev.content, content)) return true;
+      for (const m of prev.more ?? []) if (sameContent(m.content, content)) return true;
     }
-    // Older than the window: not a copy of anything remembered, and not remembered.
-    if (ts < this.newest - this.windowMs) return false;
-    const index = this.index;
-    if (index === undefined) {
-      const q = this.q;
-      for (let j = q.length - 1; j >= this.head; j--) {
-        const p = q[j]!;
-        if (p.ts < ts) break;
-        if (p.ts === ts && sameEvent(p, ev)) return true;
-      }
-      if (ts < this.newest) this.buildIndex();
-    } else {
-      const prev = index.get(ts);
-      if (prev !== undefined) {
-        if (Array.isArray(prev)) {
-          for (let i = 0; i < prev.length; i++) if (sameEvent(prev[i]!, ev)) return true;
-        } else if (sameEvent(prev, ev)) return true;
-      }
-    }
-    if (ts < this.newest) this.disorderedAt = this.q.length;
-    this.remember(ev);
+    const entry: Remembered = { ts, content, chars: typeof content === 'string' ? content.length : 256 };
+    if (prev !== undefined) (prev.more ??= []).push(entry);
+    else this.byKey.set(key, entry);
+    this.count++;
+    this.chars += entry.chars;
+    if (this.count > this.maxEvents || this.chars > this.maxChars) this.evictOldest();
     return false;
   }
 
   /** Events remembered now (for tests of the bound). */
   get size(): number {
-    return this.q.length - this.head;
-  }
-
-  private remember(ev: LockEvent): void {
-    this.q.push(ev);
-    const index = this.index;
-    if (index === undefined) return;
-    const prev = index.get(ev.ts);
-    if (prev === undefined) index.set(ev.ts, ev);
-    else if (Array.isArray(prev)) prev.push(ev);
-    else index.set(ev.ts, [prev, ev]);
-  }
-
-  private buildIndex(): void {
-    this.index = new Map();
-    const q = this.q;
-    const all = q.splice(this.head);
-    q.length = 0;
-    this.disorderedAt -= this.head;
-    this.head = 0;
-    for (const e of all) this.remember(e);
+    return this.count;
   }
 
   /** Forget the events older than the window, oldest arrival first. */
   private forget(): void {
     const limit = this.newest - this.windowMs;
-    const q = this.q;
-    const index = this.index;
-    let h = this.head;
-    while (h < q.length && q[h]!.ts < limit) {
-      // Every event of that timestamp is out of the window too.
-      if (index !== undefined) index.delete(q[h]!.ts);
-      q[h++] = undefined as unknown as LockEvent;
+    for (const [key, e] of this.byKey) {
+      // Arrival order is timestamp order but for events out of order by less than the window:
+      // stopping at the first recent one keeps an older one at most one window longer.
+      if (e.ts >= limit) break;
+      this.drop(key, e);
     }
-    // Past the last event that arrived out of order, the rest are in order again.
-    if (index !== undefined && h > this.disorderedAt) this.index = undefined;
-    if (h > 4096 && h * 2 > q.length) {
-      this.q = q.slice(h);
-      this.disorderedAt -= h;
-      h = 0;
+  }
+
+  private evictOldest(): void {
+    while (this.count > this.maxEvents || this.chars > this.maxChars) {
+      const first = this.byKey.entries().next();
+      if (first.done === true) return;
+      this.drop(first.value[0], first.value[1]);
     }
-    this.head = h;
+  }
+
+  private drop(key: string, e: Remembered): void {
+    this.byKey.delete(key);
+    this.count -= 1 + (e.more?.length ?? 0);
+    this.chars -= e.chars;
+    for (const m of e.more ?? []) this.chars -= m.chars;
   }
 }
 
@@ -129,18 +116,54 @@ function givenSource(e: LockEvent): string | undefined {
   return e.source === e.file ? undefined : e.source;
 }
 
-/** Same canonical fields (timestamps are compared by the caller). */
-export function sameEvent(a: LockEvent, b: LockEvent): boolean {
-  return (
-    a.resource === b.resource &&
-    a.type === b.type &&
-    a.result === b.result &&
-    a.ownerId === b.ownerId &&
-    a.leaseId === b.leaseId &&
-    a.operationId === b.operationId &&
-    a.fenceToken === b.fenceToken &&
-    a.ttlMs === b.ttlMs &&
-    a.observer === b.observer &&
-    givenSource(a) === givenSource(b)
-  );
+/** Every canonical field, and the instant, in one string. */
+function keyOf(e: LockEvent): string {
+  return `${e.ts}\u0000${e.type}\u0000${e.resource}\u0000${e.result}\u0000${e.ownerId ?? '\u0001'}\u0000${e.leaseId ?? '\u0001'}\u0000${e.operationId ?? '\u0001'}\u0000${e.fenceToken ?? '\u0001'}\u0000${e.ttlMs ?? '\u0001'}\u0000${e.observer}\u0000${givenSource(e) ?? '\u0001'}`;
+}
+
+/** What else the event's record said: its parsed record when it has one, else its line. */
+function contentOf(e: LockEvent): string | Readonly<Record<string, unknown>> | undefined {
+  return e.record ?? e.text;
+}
+
+function sameContent(a: Remembered['content'], b: Remembered['content']): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return false;
+  // Compare as parsed values, key order aside, and a top-level timestamp by its instant: the same
+  // record with its time written another way (`…00.000Z`, epoch ms) is a copy.
+  let x: unknown;
+  let y: unknown;
+  try {
+    x = typeof a === 'string' ? JSON.parse(a) : a;
+    y = typeof b === 'string' ? JSON.parse(b) : b;
+  } catch {
+    return false;
+  }
+  if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object' || Array.isArray(x) || Array.isArray(y)) return sameValue(x, y);
+  const rx = x as Record<string, unknown>;
+  const ry = y as Record<string, unknown>;
+  const kx = Object.keys(rx);
+  if (kx.length !== Object.keys(ry).length) return false;
+  for (const k of kx) {
+    if (!Object.prototype.hasOwnProperty.call(ry, k)) return false;
+    if (sameValue(rx[k], ry[k])) continue;
+    const tx = parseTimestamp(rx[k] as string | number);
+    const ty = parseTimestamp(ry[k] as string | number);
+    if (!(tx.ok && ty.ok && tx.ms === ty.ms)) return false;
+  }
+  return true;
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a as object);
+  const kb = Object.keys(b as object);
+  if (ka.length !== kb.length) return false;
+  for (const k of ka) {
+    if (!Object.prototype.hasOwnProperty.call(b, k)) return false;
+    if (!sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
+  }
+  return true;
 }

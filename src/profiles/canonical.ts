@@ -51,8 +51,8 @@ export const canonical: Profile = {
       ttlMs: record.ttlMs as number | undefined,
       result: (record.result as string | undefined) ?? defaultResult(type)!,
       observer: (record.observer as Observer | undefined) ?? defaultObserver(type),
-      // The clock domain: `source`, else the logger's `hostname` (pino, bunyan), else the input.
-      source: (record.source as string | undefined) ?? (typeof record.hostname === 'string' && record.hostname !== '' ? record.hostname : undefined) ?? origin.source,
+      // The clock domain: `source`, else the logger's host (README "Clock domains"), else the input.
+      source: (record.source as string | undefined) ?? hostOf(record) ?? origin.source,
       file: origin.file,
       line: origin.line,
       record,
@@ -63,10 +63,29 @@ export const canonical: Profile = {
 };
 
 /**
- * The keys whose repetition with another value could change a verdict: every canonical field, and
- * `hostname` (the clock domain when `source` is absent). Compared after JSON unescaping.
+ * The host a record names, the clock domain when it has no `source`: pino and bunyan's
+ * `hostname`, else OpenTelemetry's `host.name` (a flat key, or `host: { name }` as ECS nests it).
+ * Never a bare `host` string: in access logs that is often the HTTP target.
  */
-export const CANONICAL_KEYS = ['ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source', 'hostname'] as const;
+export function hostOf(record: Readonly<Record<string, unknown>>): string | undefined {
+  const own = (k: string) => (Object.prototype.hasOwnProperty.call(record, k) ? record[k] : undefined);
+  const a = own('hostname');
+  if (typeof a === 'string' && a !== '') return a;
+  const b = own('host.name');
+  if (typeof b === 'string' && b !== '') return b;
+  const h = own('host');
+  if (h !== null && typeof h === 'object' && !Array.isArray(h) && Object.prototype.hasOwnProperty.call(h, 'name')) {
+    const n = (h as Record<string, unknown>).name;
+    if (typeof n === 'string' && n !== '') return n;
+  }
+  return undefined;
+}
+
+/**
+ * The keys whose repetition with another value could change a verdict: every canonical field, and
+ * `hostname` / `host.name` (the clock domain when `source` is absent). Compared after JSON unescaping.
+ */
+export const CANONICAL_KEYS = ['ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source', 'hostname', 'host.name'] as const;
 const CANONICAL_GUARD = keyGuard(CANONICAL_KEYS);
 
 /**

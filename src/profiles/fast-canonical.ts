@@ -55,6 +55,8 @@ function keyBit(t: string, start: number, len: number): number {
       return t.startsWith('ownerId', start) ? K_OWNER : t.startsWith('leaseId', start) ? K_LEASE : 0;
     case 8:
       return t.startsWith('resource', start) ? K_RESOURCE : t.startsWith('observer', start) ? K_OBSERVER : t.startsWith('hostname', start) ? K_HOST : 0;
+    case 9:
+      return t.startsWith('host.name', start) ? K_HOST : 0;
     case 10:
       return t.startsWith('fenceToken', start) ? K_TOKEN : 0;
     case 11:

@@ -617,9 +617,18 @@ export function suggestMapping(files: readonly SampleFile[], options: { klog?: K
       const nums = [...ev.get(p)!.values.keys()].filter((v) => /^\d+(\.\d+)?$/.test(v)).map(Number);
       if (nums.length === 0) return { unit: 'ms', why: 'its values carry their unit' };
       // A lease TTL is seconds to an hour or so: 2 or 30 are seconds, 2000 is ms, 8000000000 is ns (a Go time.Duration).
-      const top = Math.max(...nums);
-      if (top < 1000) return { unit: 's', why: `from its values (${top} at most: seconds)` };
-      if (top <= 3.6e6) return { unit: 'ms', why: `from its values (${Math.min(...nums)} at least: milliseconds)` };
+      let top = 0;
+      let low = Infinity;
+      for (const n of nums) {
+        top = Math.max(top, n);
+        low = Math.min(low, n);
+      }
+      // Below 100: seconds (a 50 ms TTL is no lease). From 100 to a day, seconds and
+      // milliseconds are both plausible (3600 is an hour in seconds, 3.6 s in ms): guess, and ask.
+      if (top < 100) return { unit: 's', why: `from its values (${top} at most: seconds)` };
+      if (top < 1000) return { unit: 's', why: `from its values (${top} at most: seconds)`, ask: true };
+      if (top <= 86_400) return { unit: 'ms', why: `from its values (${low} at least: milliseconds)`, ask: true };
+      if (top <= 3.6e6) return { unit: 'ms', why: `from its values (${low} at least: milliseconds)` };
       return { unit: 'ns', why: `from its values (${top}: nanoseconds, as a Go time.Duration is written)` };
     };
     const first = unitOf(ttlPaths[0]!);
@@ -628,6 +637,9 @@ export function suggestMapping(files: readonly SampleFile[], options: { klog?: K
     ttlUnit = first.unit;
     if (ttlUnit !== 'ms') mapping.units = { ttlMs: ttlUnit as 's' };
     notes.push(`lease TTL: ${list(kept)} in ${ttlUnit}, ${first.why}`);
+    if ((first as { ask?: boolean }).ask === true) {
+      questions.push(`lease TTL ${list(kept)} has no unit in its name, and its values fit seconds as well as milliseconds: taken as ${ttlUnit === 's' ? 'seconds' : 'milliseconds'}; if it is ${ttlUnit === 's' ? 'milliseconds, remove units.ttlMs' : 'seconds, add "units": { "ttlMs": "s" }'} (a wrong unit moves every inferred lease end)`);
+    }
   } else if (ofType('acquire').length > 0) {
     notes.push('no lease TTL field found: lease ends not logged cannot be inferred (set fields.ttlMs and units.ttlMs if the grants log one)');
   }

@@ -9,6 +9,7 @@ import { byReadiness, type Finding, type Report, type ResourceTimelineView, type
 import { escapeHtml as h } from './escape.js';
 import { readinessCounts } from './headline.js';
 import { relative, renderStory } from './story.js';
+import { minOf, maxOf } from '../model/stats.js';
 
 const W = 960; // drawing width
 const LEFT = 150; // lane label width
@@ -104,8 +105,8 @@ interface LeaseBar {
 /** One resource's swimlanes as inline SVG. */
 function lane(t: ResourceTimelineView, id: string): string {
   const events = t.events.map((e) => ({ e, ms: Date.parse(e.ts) }));
-  const t0 = Math.min(...events.map((x) => x.ms));
-  const t1 = Math.max(...events.map((x) => x.ms));
+  const t0 = minOf(events.map((x) => x.ms));
+  const t1 = maxOf(events.map((x) => x.ms));
   const span = Math.max(1, t1 - t0);
   const x = (ms: number) => LEFT + 10 + ((ms - t0) / span) * (W - LEFT - 40);
 

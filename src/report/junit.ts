@@ -8,7 +8,7 @@
  * the exit code does.
  */
 import type { Finding, Report } from '../model/report.js';
-import { atOrAbove, DEFAULT_POLICY, isFailing, type FailPolicy } from '../model/policy.js';
+import { atOrAbove, DEFAULT_POLICY, exitCodeFor, isFailing, type FailPolicy } from '../model/policy.js';
 import { escapeXml as x } from './escape.js';
 import { renderStory } from './story.js';
 
@@ -31,6 +31,7 @@ export function renderJunit(report: Report, policy: FailPolicy = DEFAULT_POLICY)
     names.add(n);
     return n;
   };
+  const failedResources = new Set<string>();
   for (const list of groups.values()) {
     const first = list[0]!;
     const failing = list.filter((f) => isFailing(f, policy));
@@ -38,6 +39,7 @@ export function renderJunit(report: Report, policy: FailPolicy = DEFAULT_POLICY)
     const decisive = first.evidence.find((e) => e.decisive) ?? first.evidence[first.evidence.length - 1];
     const attrs = `classname="${x(`stalewrite.${first.rule}`)}" name="${unique(`${first.rule} on ${first.resource}`)}"${decisive !== undefined ? ` file="${x(decisive.file)}" line="${decisive.line}"` : ''} time="0"`;
     const body = list.map(findingText).join('\n\n');
+    if (failing.length > 0 || uncertain.length > 0) failedResources.add(first.resource);
     if (failing.length > 0) {
       failures++;
       const worst = failing[0]!;
@@ -51,15 +53,31 @@ export function renderJunit(report: Report, policy: FailPolicy = DEFAULT_POLICY)
       cases.push(`    <testcase ${attrs}>\n      <system-out>${x(body)}</system-out>\n    </testcase>`);
     }
   }
+  const v = report.summary.verdict;
   for (const r of report.resources) {
-    if (r.readiness === 'violated') continue;
-    const v = report.summary.verdict;
-    if (policy.requireTested && (v === 'untested' || v === 'unconfirmed') && (r.readiness === 'untested' || r.readiness === 'unconfirmed')) {
-      failures++;
-      cases.push(`    <testcase classname="stalewrite.readiness" name="${unique(`readiness of ${r.resource}: ${r.readiness}`)}" time="0">\n      <failure type="${r.readiness}" message="${x(`${r.readiness} (--require-tested): ${r.reason}`)}">${x(r.reason)}</failure>\n    </testcase>`);
-      continue;
+    // A violated or inconclusive resource fails even when none of its findings is listed
+    // (--max-findings) or judged (--rule): JUnit fails when the exit code does.
+    let failure: { type: string; message: string } | undefined;
+    if (!failedResources.has(r.resource) && policy.failOn !== 'none') {
+      if (r.readiness === 'violated') failure = { type: 'violated', message: `violated: ${r.reason}` };
+      else if (r.readiness === 'inconclusive' && !policy.allowInconclusive) failure = { type: 'inconclusive', message: `inconclusive: ${r.reason}` };
     }
-    cases.push(`    <testcase classname="stalewrite.readiness" name="${unique(`readiness of ${r.resource}: ${r.readiness}`)}" time="0">\n      <system-out>${x(r.reason)}</system-out>\n    </testcase>`);
+    if (failure === undefined && policy.requireTested && (v === 'untested' || v === 'unconfirmed') && (r.readiness === 'untested' || r.readiness === 'unconfirmed')) {
+      failure = { type: r.readiness, message: `${r.readiness} (--require-tested): ${r.reason}` };
+    }
+    if (failure === undefined && r.readiness === 'violated') continue; // its failing findings stand for it
+    const name = unique(`readiness of ${r.resource}: ${r.readiness}`);
+    if (failure !== undefined) {
+      failures++;
+      cases.push(`    <testcase classname="stalewrite.readiness" name="${name}" time="0">\n      <failure type="${x(failure.type)}" message="${x(failure.message)}">${x(r.reason)}</failure>\n    </testcase>`);
+    } else cases.push(`    <testcase classname="stalewrite.readiness" name="${name}" time="0">\n      <system-out>${x(r.reason)}</system-out>\n    </testcase>`);
+  }
+  // Whatever else fails the run (findings past --max-findings, say) fails the suite too.
+  if (failures === 0 && exitCodeFor(report, policy) !== 0) {
+    failures++;
+    const why = report.summary.reasons[0]?.message ?? `verdict ${v}`;
+    const omitted = report.summary.findingsOmitted > 0 ? `${report.summary.findingsOmitted} findings not listed (--max-findings); ` : '';
+    cases.push(`    <testcase classname="stalewrite.summary" name="${unique(`verdict: ${v}`)}" time="0">\n      <failure type="${x(v)}" message="${x(`${omitted}${why}`)}">${x(`${omitted}${why}`)}</failure>\n    </testcase>`);
   }
   const i = report.input;
   const props = [

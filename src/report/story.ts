@@ -8,6 +8,7 @@
  * Log content is returned raw: each reporter escapes it.
  */
 import type { EvidenceItem, Finding } from '../model/report.js';
+import { maxOf } from '../model/stats.js';
 
 export function renderStory(finding: Finding): string[] {
   const items = finding.evidence
@@ -21,8 +22,8 @@ export function renderStory(finding: Finding): string[] {
     const mark = above === undefined ? '' : ` [logged before line ${above.e.line} above: the clock went back]`;
     return { t: `t=${relative(ms - t0)}`, text: eventText(e, finding.resource), role: e.role + mark };
   });
-  const tw = Math.max(...rows.map((r) => r.t.length)) + 2;
-  const xw = Math.max(...rows.map((r) => r.text.length)) + 3;
+  const tw = maxOf(rows.map((r) => r.t.length), 0) + 2;
+  const xw = maxOf(rows.map((r) => r.text.length), 0) + 3;
   return rows.map((r) => `${r.t.padEnd(tw)}${r.text.padEnd(xw)}<- ${r.role}`);
 }
 

@@ -4,6 +4,7 @@ import { byReadiness, type Finding, type Readiness, type Report, type ResourceSu
 import { escapeTerminal as t } from './escape.js';
 import { readinessCounts, reasonLines } from './headline.js';
 import { renderStory } from './story.js';
+import { maxOf } from '../model/stats.js';
 
 export interface TableOptions {
   /** ANSI colours (only on a TTY without NO_COLOR). */
@@ -52,7 +53,7 @@ export function renderTable(report: Report, options: TableOptions): string {
     }
     if (report.findings.length > maxStories) out.push(`… stories of ${report.findings.length - maxStories} more findings in --format json`, '');
   } else {
-    out.push('No findings.');
+    out.push(s.findingsOmitted > 0 ? `No findings listed: ${s.findingsOmitted} found, past --max-findings (raise it to list them).` : 'No findings.');
     out.push('');
   }
 
@@ -87,7 +88,7 @@ export function renderTable(report: Report, options: TableOptions): string {
  */
 function fit(width: number | undefined, rows: string[][], flexible: number[]): { colWidths?: number[]; wordWrap?: boolean } {
   if (width === undefined) return {};
-  const w = rows[0]!.map((_, c) => 2 + Math.max(...rows.map((r) => Math.max(...r[c]!.split('\n').map((l) => l.length)))));
+  const w = rows[0]!.map((_, c) => 2 + maxOf(rows.map((r) => maxOf(r[c]!.split('\n').map((l) => l.length), 0)), 0));
   const MIN = 20;
   let excess = w.reduce((a, b) => a + b, 0) + w.length + 1 - width;
   while (excess > 0) {

@@ -5,13 +5,14 @@
  */
 import type { Report } from '../model/report.js';
 import { eventText, relative } from './story.js';
+import { minOf, maxOf } from '../model/stats.js';
 
 export function renderTimeline(report: Report, resource: string): string[] {
   const view = report.timelines?.find((t) => t.resource === resource);
   if (view === undefined || view.events.length === 0) return [];
   const byId = new Map(report.findings.map((f) => [f.id, f]));
   // Relative to the earliest event, so a clock that went back never shows a negative time.
-  const t0 = Math.min(...view.events.map((e) => Date.parse(e.ts)));
+  const t0 = minOf(view.events.map((e) => Date.parse(e.ts)));
   const lastOfFile = new Map<string, number>();
   const rows = view.events.map((e) => {
     const ms = Date.parse(e.ts);
@@ -30,7 +31,7 @@ export function renderTimeline(report: Report, resource: string): string[] {
       marks: marks.join('  '),
     };
   });
-  const w = (k: 't' | 'text' | 'highest' | 'where') => Math.max(...rows.map((r) => r[k].length)) + 2;
+  const w = (k: 't' | 'text' | 'highest' | 'where') => maxOf(rows.map((r) => r[k].length), 0) + 2;
   const [tw, xw, hw, ww] = [w('t'), w('text'), w('highest'), w('where')];
   const out = [`${resource} (${view.readiness}): ${view.events.length} events${view.omitted > 0 ? `, ${view.omitted} in the middle not shown` : ''}`, ''];
   for (const r of rows) out.push(`${r.t.padEnd(tw)}${r.text.padEnd(xw)}${r.highest.padEnd(hw)}${r.where.padEnd(ww)}${r.marks}`.trimEnd());

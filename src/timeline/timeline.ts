@@ -215,6 +215,8 @@ export class ResourceTimeline {
   /** The first accepted stale write, and the first stale write answered without an explicit stale result (for reasons). */
   firstAcceptedStale: { token?: bigint; highest?: bigint } | undefined;
   firstNotExplicit: { token?: bigint; highest?: bigint; result: string } | undefined;
+  /** The generic answers stale writes got (rejected, error, timeout), allocated when needed. */
+  notExplicitResults: Set<string> | undefined;
 
   constructor(resource: string, ringSize: number) {
     this.resource = resource;
@@ -493,7 +495,10 @@ export class ResourceTimeline {
         break;
       default:
         this.rejectedOther++;
-        if (stale) this.firstNotExplicit ??= { token: ev.fenceToken, highest: this.highest?.fenceToken, result: ev.result };
+        if (stale) {
+          this.firstNotExplicit ??= { token: ev.fenceToken, highest: this.highest?.fenceToken, result: ev.result };
+          (this.notExplicitResults ??= new Set()).add(ev.result);
+        }
         break;
     }
   }
