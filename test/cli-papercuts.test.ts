@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BIN, FIXTURES, ROOT, runCli } from './helpers/run.js';
-import { editDistance, nearest, unknownOptions } from '../src/cli/suggest.js';
+import { editDistance, nearest, unknownOptions } from '../src/cli/did-you-mean.js';
 import { describeJsonError, jsonErrorOffset, lineColumn } from '../src/profiles/json-error.js';
 
 const unsafe = join('fixtures', 'article-unsafe.ndjson');

@@ -8,7 +8,7 @@ import { DEFAULT_MAX_LINE_BYTES } from '../ingest/lines.js';
 import { StrictInputError, DEFAULT_MAX_PROBLEMS } from '../ingest/records.js';
 import { DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS, DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_FINDINGS, DEFAULT_MAX_RESOURCES } from '../engine.js';
 import { parseDuration } from '../model/time.js';
-import type { Report, Severity } from '../model/report.js';
+import type { Report } from '../model/report.js';
 import { findingLine, summaryLine } from '../report/ndjson.js';
 import type { FailPolicy } from '../model/policy.js';
 import { Progress } from './progress.js';
@@ -19,10 +19,10 @@ import type { Profile } from '../profiles/types.js';
 import { escapeTerminal } from '../report/escape.js';
 import { renderExplain, UnknownRuleError } from './explain.js';
 import { VERSION } from '../version.js';
-import { checkMistypedCommand, UnknownCommandError, unknownOptions, unknownOptionsMessage } from './suggest.js';
+import { checkMistypedCommand, UnknownCommandError, unknownOptions, unknownOptionsMessage } from './did-you-mean.js';
 import { appendSummary, InputSet, interruptedNote, onStdoutError, openPlanned, OutputError, planOutput, stdoutSink, type Sink } from './output.js';
 
-import { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, exitCodeFor as exitCodeOf } from '../model/policy.js';
+import { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, exitCodeFor } from '../model/policy.js';
 import { noEventsParts } from '../verdict.js';
 export { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE };
 
@@ -494,11 +494,6 @@ async function runCheck(paths: string[], update: boolean, color: boolean): Promi
   const { renderCheck } = await import('./check.js');
   await writeOut(renderCheck(results, update, color));
   return update || results.every((r) => r.ok) ? EXIT_OK : EXIT_FINDINGS;
-}
-
-/** The exit code of an analysed run (kept here for callers of the CLI module; see model/policy.ts). */
-export function exitCodeFor(report: Report, policy: FailPolicy | Severity | 'none', includePossible = false): number {
-  return exitCodeOf(report, typeof policy === 'string' ? { failOn: policy, includePossible } : policy);
 }
 
 function writeOut(text: string): Promise<void> {
