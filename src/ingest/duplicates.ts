@@ -14,8 +14,9 @@
  * event, and copies naming different sources are two events.
  *
  * Copies share a timestamp, so they meet in the merge close together. Only the events whose
- * timestamp is within `windowMs` of the newest timestamp read are remembered (a key per event in
- * a hash map: one lookup per event, however many share a millisecond), and at most
+ * timestamp is within `windowMs` of the newest timestamp read are remembered, by timestamp (the
+ * events of one timestamp compared one by one while they are few, by a key of their canonical
+ * fields once they are many: never quadratic, however many share a millisecond), and at most
  * MAX_REMEMBERED of them holding at most MAX_REMEMBERED_CHARS of text: memory is bounded, never
  * growing with the input. A copy that arrives more than the window behind the newest timestamp
  * read (a file resent long after, far out of order), or past those bounds, is not recognised
@@ -36,19 +37,27 @@ export const MAX_REMEMBERED_CHARS = 32 * 1024 * 1024;
 
 interface Remembered {
   ts: number;
-  /** The line's text or the parsed record: compared only when the canonical fields are equal. */
+  ev: LockEvent;
+  /** The line's text or the parsed record, taken when it arrived (the engine may drop them from the event later). */
   content: string | Readonly<Record<string, unknown>> | undefined;
-  chars: number;
-  /** Further remembered events with the same canonical key but other content (rare). */
-  more?: Remembered[];
 }
 
+/** Events of one timestamp compared one by one at most: past it, they are looked up by key (hostile input). */
+const LIST_MAX = 16;
+
 export class RecentEvents {
-  /** By canonical key, in arrival order (a Map keeps insertion order). */
-  private readonly byKey = new Map<string, Remembered>();
+  /** The events remembered, in arrival order, from `head` on. */
+  private q: Remembered[] = [];
+  private head = 0;
   private newest = -Infinity;
   private chars = 0;
-  private count = 0;
+  /** The events of the newest timestamp by canonical key, once there are more than LIST_MAX of them. */
+  private hot: Map<string, Remembered[]> | undefined;
+  private hotTs = NaN;
+  /** By timestamp, only while some remembered event arrived behind the newest (rare: a file whose clock went back). */
+  private index: Map<number, Remembered[]> | undefined;
+  /** Position in `q` of the last event that arrived behind the newest timestamp. */
+  private disorderedAt = -1;
 
   constructor(
     private readonly windowMs: number,
@@ -59,56 +68,140 @@ export class RecentEvents {
   /** True when `ev` is a copy of an event read before within the window; else it is remembered. */
   seen(ev: LockEvent): boolean {
     const ts = ev.ts;
+    const content = ev.record ?? ev.text;
     if (ts > this.newest) {
+      // The usual case: nothing remembered has this timestamp.
       this.newest = ts;
-      this.forget();
-    } else if (ts < this.newest - this.windowMs) return false; // older than the window: not remembered
-    const key = keyOf(ev);
-    const content = contentOf(ev);
-    const prev = this.byKey.get(key);
-    if (prev !== undefined) {
-      if (sameContent(prev.content, content)) return true;
-      for (const m of prev.more ?? []) if (sameContent(m.content, content)) return true;
+      this.forget(ts - this.windowMs);
+    } else {
+      if (ts < this.newest - this.windowMs) return false; // older than the window: not remembered
+      if (this.isCopy(ev, ts, content)) return true;
     }
-    const entry: Remembered = { ts, content, chars: typeof content === 'string' ? content.length : 256 };
-    if (prev !== undefined) (prev.more ??= []).push(entry);
-    else this.byKey.set(key, entry);
-    this.count++;
-    this.chars += entry.chars;
-    if (this.count > this.maxEvents || this.chars > this.maxChars) this.evictOldest();
+    this.remember({ ts, ev, content });
+    if (this.size > this.maxEvents || this.chars > this.maxChars) this.evict();
     return false;
   }
 
   /** Events remembered now (for tests of the bound). */
   get size(): number {
-    return this.count;
+    return this.q.length - this.head;
   }
 
-  /** Forget the events older than the window, oldest arrival first. */
-  private forget(): void {
-    const limit = this.newest - this.windowMs;
-    for (const [key, e] of this.byKey) {
-      // Arrival order is timestamp order but for events out of order by less than the window:
-      // stopping at the first recent one keeps an older one at most one window longer.
-      if (e.ts >= limit) break;
-      this.drop(key, e);
+  private isCopy(ev: LockEvent, ts: number, content: Remembered['content']): boolean {
+    if (ts === this.hotTs && this.hot !== undefined) {
+      for (const r of this.hot.get(keyOf(ev)) ?? []) if (sameContent(r.content, content)) return true;
+      return false;
     }
-  }
-
-  private evictOldest(): void {
-    while (this.count > this.maxEvents || this.chars > this.maxChars) {
-      const first = this.byKey.entries().next();
-      if (first.done === true) return;
-      this.drop(first.value[0], first.value[1]);
+    if (ts < this.newest || this.index !== undefined) {
+      if (this.index === undefined) this.buildIndex();
+      for (const r of this.index!.get(ts) ?? []) if (sameEvent(r.ev, ev) && sameContent(r.content, content)) return true;
+      this.disorderedAt = ts < this.newest ? this.q.length : this.disorderedAt;
+      return false;
     }
+    // In order, at the newest timestamp: its events are the last ones remembered.
+    const q = this.q;
+    let n = 0;
+    for (let j = q.length - 1; j >= this.head && q[j]!.ts === ts; j--, n++) {
+      const r = q[j]!;
+      if (sameEvent(r.ev, ev) && sameContent(r.content, content)) return true;
+    }
+    if (n >= LIST_MAX) {
+      // Many events in one millisecond: look them up by key from now on.
+      const hot = new Map<string, Remembered[]>();
+      for (let j = q.length - n; j < q.length; j++) add(hot, keyOf(q[j]!.ev), q[j]!);
+      this.hot = hot;
+      this.hotTs = ts;
+    }
+    return false;
   }
 
-  private drop(key: string, e: Remembered): void {
-    this.byKey.delete(key);
-    this.count -= 1 + (e.more?.length ?? 0);
-    this.chars -= e.chars;
-    for (const m of e.more ?? []) this.chars -= m.chars;
+  private remember(r: Remembered): void {
+    this.q.push(r);
+    this.chars += charsOf(r.content);
+    if (r.ts === this.hotTs && this.hot !== undefined) add(this.hot, keyOf(r.ev), r);
+    const list = this.index?.get(r.ts);
+    if (list !== undefined) list.push(r);
+    else this.index?.set(r.ts, [r]);
   }
+
+  private buildIndex(): void {
+    const index = new Map<number, Remembered[]>();
+    for (let j = this.head; j < this.q.length; j++) {
+      const r = this.q[j]!;
+      const list = index.get(r.ts);
+      if (list !== undefined) list.push(r);
+      else index.set(r.ts, [r]);
+    }
+    this.index = index;
+  }
+
+  /** Forget the events older than `limit`, oldest arrival first. */
+  private forget(limit: number): void {
+    const q = this.q;
+    let h = this.head;
+    // Arrival order is timestamp order but for events out of order by less than the window:
+    // stopping at the first recent one keeps an older one at most one window longer.
+    while (h < q.length && q[h]!.ts < limit) h = this.dropAt(h);
+    this.settle(h);
+  }
+
+  private evict(): void {
+    let h = this.head;
+    while (h < this.q.length && (this.q.length - h > this.maxEvents || this.chars > this.maxChars)) h = this.dropAt(h);
+    this.settle(h);
+  }
+
+  private dropAt(h: number): number {
+    const r = this.q[h]!;
+    this.chars -= charsOf(r.content);
+    if (this.index !== undefined) this.index.delete(r.ts);
+    if (r.ts === this.hotTs && this.hot !== undefined) {
+      const key = keyOf(r.ev);
+      const list = this.hot.get(key)?.filter((x) => x !== r);
+      if (list !== undefined && list.length > 0) this.hot.set(key, list);
+      else this.hot.delete(key);
+    }
+    this.q[h] = undefined as unknown as Remembered;
+    return h + 1;
+  }
+
+  private settle(h: number): void {
+    if (this.hot !== undefined && this.hotTs !== this.newest) this.hot = undefined;
+    // Past the last event that arrived out of order, the rest are in order again.
+    if (this.index !== undefined && h > this.disorderedAt) this.index = undefined;
+    if (h > 4096 && h * 2 > this.q.length) {
+      this.q = this.q.slice(h);
+      this.disorderedAt -= h;
+      h = 0;
+    }
+    this.head = h;
+  }
+}
+
+function add(map: Map<string, Remembered[]>, key: string, r: Remembered): void {
+  const list = map.get(key);
+  if (list === undefined) map.set(key, [r]);
+  else list.push(r);
+}
+
+function charsOf(content: Remembered['content']): number {
+  return typeof content === 'string' ? content.length : 256;
+}
+
+/** Same canonical fields (timestamps are compared by the caller). */
+export function sameEvent(a: LockEvent, b: LockEvent): boolean {
+  return (
+    a.resource === b.resource &&
+    a.type === b.type &&
+    a.result === b.result &&
+    a.ownerId === b.ownerId &&
+    a.leaseId === b.leaseId &&
+    a.operationId === b.operationId &&
+    a.fenceToken === b.fenceToken &&
+    a.ttlMs === b.ttlMs &&
+    a.observer === b.observer &&
+    givenSource(a) === givenSource(b)
+  );
 }
 
 /** The source as the record gave it; undefined when it is the input's default (its name). */
@@ -119,11 +212,6 @@ function givenSource(e: LockEvent): string | undefined {
 /** Every canonical field, and the instant, in one string. */
 function keyOf(e: LockEvent): string {
   return `${e.ts}\u0000${e.type}\u0000${e.resource}\u0000${e.result}\u0000${e.ownerId ?? '\u0001'}\u0000${e.leaseId ?? '\u0001'}\u0000${e.operationId ?? '\u0001'}\u0000${e.fenceToken ?? '\u0001'}\u0000${e.ttlMs ?? '\u0001'}\u0000${e.observer}\u0000${givenSource(e) ?? '\u0001'}`;
-}
-
-/** What else the event's record said: its parsed record when it has one, else its line. */
-function contentOf(e: LockEvent): string | Readonly<Record<string, unknown>> | undefined {
-  return e.record ?? e.text;
 }
 
 function sameContent(a: Remembered['content'], b: Remembered['content']): boolean {
