@@ -20,7 +20,7 @@ import { escapeTerminal } from '../report/escape.js';
 import { renderExplain, UnknownRuleError } from './explain.js';
 import { VERSION } from '../version.js';
 import { checkMistypedCommand, UnknownCommandError, unknownOptions, unknownOptionsMessage } from './did-you-mean.js';
-import { appendSummary, InputSet, interruptedNote, onStdoutError, openPlanned, OutputError, planOutput, stdoutSink, type Sink } from './output.js';
+import { appendSummary, InputSet, interruptedNote, onStdoutError, openPlanned, OutputError, planOutput, stdoutSink, writeStdout, type Sink } from './output.js';
 
 import { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, exitCodeFor } from '../model/policy.js';
 import { noEventsParts } from '../verdict.js';
@@ -208,6 +208,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
         if (args.suggest) {
           if (args.mapping !== undefined) throw new UsageError('--suggest drafts a mapping: it does not take --mapping');
           for (const f of files) if (f !== '-') await checkReadable(f);
+          new InputSet(files).refuseStdout();
           noteTerminalStdin(files, 'map');
           const { renderSuggestion } = await import('./map.js');
           const { mapping, messages } = await renderSuggestion(files, args['max-line-bytes'], { year: args['klog-year'], zone: args['klog-zone'] });
@@ -218,6 +219,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
         if (files.length !== 1) throw new UsageError(`map shows one file (got ${files.length}); several files are for --suggest`);
         const profile = await profileFrom(args);
         if (files[0] !== '-') await checkReadable(files[0]!);
+        new InputSet(files).refuseStdout();
         noteTerminalStdin(files, 'map');
         const { renderMap } = await import('./map.js');
         await writeOut(await renderMap(files[0]!, profile, args.lines, args['max-line-bytes']));
@@ -459,6 +461,7 @@ async function runTimeline(files: string[] | undefined, resource: string, maxEve
   if (clockSkewMs === undefined) throw new UsageError(`--clock-skew "${skew}" is not a duration such as 250ms or 1s`);
   if (!Number.isInteger(maxEvents) || maxEvents < 2) throw new UsageError('--max-events must be a whole number ≥ 2');
   const inputs = files === undefined || files.length === 0 ? ['-'] : files;
+  new InputSet(inputs).refuseStdout();
   noteTerminalStdin(inputs, 'timeline');
   const report = await analyze({
     files: inputs,
@@ -481,6 +484,8 @@ async function runTimeline(files: string[] | undefined, resource: string, maxEve
 async function runCheck(paths: string[], update: boolean, color: boolean): Promise<number> {
   const { findCases, runCase, writeExpectation } = await import('../check/cases.js');
   const cases = findCases(paths, update);
+  // Nor is a case's log (or its expectation) the place for the check table.
+  new InputSet(cases.flatMap((c) => [...c.files, c.expectPath].filter((f) => existsSync(f)))).refuseStdout();
   if (cases.length === 0) throw new UsageError(`no cases found in ${paths.join(', ')} (X.ndjson beside X.expect.json, or a directory with expect.json)`);
   const results: CaseResult[] = [];
   for (const c of cases) {
@@ -497,8 +502,5 @@ async function runCheck(paths: string[], update: boolean, color: boolean): Promi
 }
 
 function writeOut(text: string): Promise<void> {
-  return new Promise((resolve) => {
-    if (process.stdout.write(text)) resolve();
-    else process.stdout.once('drain', () => resolve());
-  });
+  return writeStdout(text);
 }

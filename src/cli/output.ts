@@ -339,12 +339,38 @@ async function syncDirectory(dir: string): Promise<void> {
   }
 }
 
+let stdoutIsFile: boolean | undefined;
+
+/**
+ * Write to stdout. When stdout is a regular file (`> report.txt`), Node writes it with one
+ * writeSync and drops a short write on a full disk without an error: here the write is repeated
+ * until every byte is written, and an error (ENOSPC) ends the run as `onStdoutError` says.
+ */
+export function writeStdout(text: string): Promise<void> {
+  if (stdoutIsFile === undefined) {
+    try {
+      stdoutIsFile = fstatSync(1).isFile();
+    } catch {
+      stdoutIsFile = false;
+    }
+  }
+  if (stdoutIsFile) {
+    const buf = Buffer.from(text, 'utf8');
+    let offset = 0;
+    try {
+      while (offset < buf.length) offset += writeSync(1, buf, offset, buf.length - offset);
+    } catch (err) {
+      onStdoutError(err as NodeJS.ErrnoException);
+    }
+    return Promise.resolve();
+  }
+  if (process.stdout.write(text)) return Promise.resolve();
+  return new Promise((resolve) => process.stdout.once('drain', () => resolve()));
+}
+
 /** The report to stdout; write errors other than EPIPE are handled by `onStdoutError`. */
 export function stdoutSink(): Sink {
-  const write = (text: string): Promise<void> => {
-    if (process.stdout.write(text)) return Promise.resolve();
-    return new Promise((resolve) => process.stdout.once('drain', () => resolve()));
-  };
+  const write = writeStdout;
   return {
     write,
     close: () =>

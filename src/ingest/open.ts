@@ -63,6 +63,17 @@ async function withDescriptorSlot<T>(fn: () => Promise<T>): Promise<T> {
 
 /** A plain file read chunk by chunk, reopened at the offset reached each time; gzip is read whole through one open file. */
 async function* reopenedChunks(path: string, chunkBytes: number): AsyncGenerator<Buffer> {
+  // A pipe, FIFO or device (`<(cat f)`) cannot be read at an offset: it stays open, like gzip.
+  let special = false;
+  try {
+    special = !(await stat(path)).isFile();
+  } catch {
+    /* reported by the first read below */
+  }
+  if (special) {
+    yield* fileChunks(path);
+    return;
+  }
   let identity: { dev: number; ino: number } | undefined;
   let pos = 0;
   const readAt = (): Promise<Buffer> =>

@@ -100,8 +100,14 @@ export function parseDocker(text: string, strict = false): Piece | undefined {
   return { stream, time, text: inner, partial };
 }
 
+function parseDockerStrict(text: string): Piece | undefined {
+  return parseDocker(text, true);
+}
+
 function parserOf(kind: WrapperKind): (text: string) => Piece | undefined {
-  return kind === 'docker' ? parseDocker : kind === 'cri' ? parseCri : parseKubectl;
+  // Strict for docker on every line, not only for detection: a line of the application's own
+  // (with a `log` and a `time` field among others) in a docker-wrapped input is read as it is.
+  return kind === 'docker' ? parseDockerStrict : kind === 'cri' ? parseCri : parseKubectl;
 }
 
 function isBlank(text: string): boolean {

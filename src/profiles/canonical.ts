@@ -85,7 +85,7 @@ export function hostOf(record: Readonly<Record<string, unknown>>): string | unde
  * The keys whose repetition with another value could change a verdict: every canonical field, and
  * `hostname` / `host.name` (the clock domain when `source` is absent). Compared after JSON unescaping.
  */
-export const CANONICAL_KEYS = ['ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source', 'hostname', 'host.name'] as const;
+export const CANONICAL_KEYS = ['ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source', 'hostname', 'host.name', 'host'] as const;
 const CANONICAL_GUARD = keyGuard(CANONICAL_KEYS);
 
 /**

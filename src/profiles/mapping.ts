@@ -178,7 +178,8 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
   const whenKeys = m.match.flatMap((rule) => Object.keys(rule.when).flatMap((p) => (p.startsWith('@') ? fieldKeys(p.slice(1)) : topKeys([p]))));
   const placeholders = Object.values(m.defaults ?? {}).flatMap((t) => [...t.matchAll(/\{([^{}$][^{}]*)\}/g)].map((x) => x[1]!));
   const guarded = parse === undefined && m.expand === undefined;
-  const whenGuard = guarded ? keyGuard(whenKeys) : undefined;
+  // Carried fields are remembered from lines that are no event too: their keys are guarded on every record.
+  const whenGuard = guarded ? keyGuard([...whenKeys, ...carry.flatMap(fieldKeys)]) : undefined;
   const fullGuard = guarded ? keyGuard([...whenKeys, ...[...candidates.keys()].flatMap(fieldKeys), ...topKeys(placeholders)]) : undefined;
   return {
     name,
@@ -186,7 +187,6 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
     parseLine: parse,
     expand: m.expand === 'otlp' ? expandOtlp : undefined,
     toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null {
-      if (carry.length > 0) remember(record, origin.file);
       let rule: CompiledRule | undefined;
       for (let i = 0; i < rules.length && rule === undefined; i++) {
         const r = rules[i]!;
@@ -196,8 +196,9 @@ export function compileMapping(spec: unknown, name: string, options: CompileOpti
       }
       if (origin.text !== undefined && fullGuard !== undefined) {
         const dup = repeatedKey(origin.text, record, rule === undefined ? whenGuard! : fullGuard);
-        if (dup !== undefined) return dup;
+        if (dup !== undefined) return dup; // nothing of it is remembered either
       }
+      if (carry.length > 0) remember(record, origin.file);
       if (rule === undefined) return null;
       const type = rule.type;
       const set = rule.set;

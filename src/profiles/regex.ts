@@ -61,6 +61,12 @@ export function compileRegex(source: string, flags: string, where: string): Safe
   } catch (err) {
     throw new MappingError(`${where}: bad regular expression: ${(err as Error).message}`);
   }
+  const ambiguous = ambiguousEscape(source);
+  if (ambiguous !== undefined) {
+    throw new MappingError(
+      `${where}: regular expression ${JSON.stringify(source)} uses the escape \\${ambiguous}, which JavaScript and RE2 (the linear-time engine some patterns run on) read differently; write the character itself, or a class such as [0-9A-F] (see "Mapping files" in the README)`,
+    );
+  }
   let linear: boolean;
   try {
     linear = linearOnV8(source, flags);
@@ -80,6 +86,23 @@ export function compileRegex(source: string, flags: string, where: string): Safe
     );
   }
   return { engine: 're2', test: (s) => re2.test(clipped(s)) };
+}
+
+/**
+ * Escapes whose meaning differs between JavaScript without the `u` flag (Annex B: `\u{0,}` is
+ * `u*`, `\x41` is `A`, `\pL` is `pL`) and RE2, inside or outside a class: refused, so that the
+ * checker reads a pattern as V8 runs it and a pattern means the same on either engine.
+ */
+const AMBIGUOUS_ESCAPES = new Set(['u', 'x', 'c', 'p', 'P', 'a', 'z', 'A', 'Q', 'E', 'C']);
+
+function ambiguousEscape(source: string): string | undefined {
+  for (let i = 0; i < source.length; i++) {
+    if (source.charCodeAt(i) !== 92 /* \ */) continue;
+    const e = source[i + 1];
+    if (e !== undefined && AMBIGUOUS_ESCAPES.has(e)) return e;
+    i++; // the escaped character, whatever it is
+  }
+  return undefined;
 }
 
 function clipped(s: string): string {

@@ -35,6 +35,9 @@ export const clockWentBackwards: Rule = {
   },
 };
 
+/** (source, file) pairs followed at most. */
+export const MAX_DOMAINS = 10_000;
+
 interface Step {
   readonly before: LockEvent;
   readonly after: LockEvent;
@@ -68,6 +71,9 @@ function check(...[event, context]: Parameters<Handler>): void {
   const last = state.lastEntry;
   let entry = last !== undefined && last.event.file === event.file && last.event.source === event.source ? last : state.previous.get(`${event.source}\u0000${event.file}`);
   if (entry === undefined) {
+    // Bounded: past MAX_DOMAINS (source, file) pairs the oldest is let go (a hostile log can give
+    // every line its own source); a step in a domain let go is then not seen.
+    if (state.previous.size >= MAX_DOMAINS) state.previous.delete(state.previous.keys().next().value!);
     state.previous.set(`${event.source}\u0000${event.file}`, (entry = { event }));
     state.lastEntry = entry;
     return;
