@@ -5,6 +5,7 @@
 import { fieldsOf, retain, type LockEvent } from './model/event.js';
 import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity, Uncertainty } from './model/report.js';
 import { formatToken } from './model/format.js';
+import { isStaleRule } from './verdict.js';
 import { isoOf } from './model/time.js';
 import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
 import { DEFAULT_MAX_OPERATIONS, OperationIndex } from './timeline/operations.js';
@@ -312,10 +313,6 @@ export class Engine {
   }
 }
 
-/** Rules whose finding is an accepted stale write: named first in readiness reasons. */
-export function isStaleRule(rule: string): boolean {
-  return rule === 'accepted-stale-write' || rule === 'accepted-equal-token';
-}
 
 function fmtMs(ms: number): string {
   return String(Math.round(ms * 1000) / 1000);

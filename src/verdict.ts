@@ -3,7 +3,12 @@
  * the worst readiness over resources (violated, inconclusive, unconfirmed, verified, untested);
  * the reasons say why, what was not analysed, and what would decide an inconclusive finding.
  */
-import { READINESS, worse, type Finding, type InputSummary, type Readiness, type ResourceSummary, type VerdictReason } from './model/report.js';
+import { worse, type Finding, type InputSummary, type Readiness, type ResourceSummary, type VerdictReason } from './model/report.js';
+
+/** Rules whose finding is an accepted stale write: the one named first in readiness reasons. */
+export function isStaleRule(rule: string): boolean {
+  return rule === 'accepted-stale-write' || rule === 'accepted-equal-token';
+}
 
 /** Resources named one by one in the reasons at most; the rest are counted. */
 const MAX_NAMED = 5;
@@ -53,7 +58,7 @@ export function verdictReasons(facts: VerdictFacts, verdict: Readiness): Verdict
     const list = byReadiness(readiness);
     for (const r of list.slice(0, MAX_NAMED)) {
       const possible = facts.findings.filter((x) => x.resource === r.resource && x.severity === 'error' && x.certainty === 'possible');
-      const f = possible.find((x) => x.rule === 'accepted-stale-write' || x.rule === 'accepted-equal-token') ?? possible[0];
+      const f = possible.find((x) => isStaleRule(x.rule)) ?? possible[0];
       const reason: VerdictReason = { id, message: `${r.resource} is ${readiness}: ${r.reason}`, resource: r.resource };
       if (f !== undefined) reason.finding = f.id;
       out.push(reason);
@@ -102,8 +107,6 @@ export function commonestReasons(i: InputSummary, max = 3): string[] {
   if (i.ignored > 0) out.push(`${i.ignored}× ignored (no rule of the profile or mapping took the line)`);
   return out;
 }
-
-export { READINESS };
 
 function names(list: readonly ResourceSummary[]): string {
   const shown = list.slice(0, MAX_NAMED).map((r) => r.resource);

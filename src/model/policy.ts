@@ -39,10 +39,6 @@ export function exitCodeFor(report: Report, policy: FailPolicy): number {
   return EXIT_OK;
 }
 
-/** Does this run fail only for being inconclusive or untested (exit 3)? For reporters' wording. */
-export function isInconclusiveExit(report: Report, policy: FailPolicy): boolean {
-  return exitCodeFor(report, policy) === EXIT_INCONCLUSIVE;
-}
 
 const RANK: Record<Severity, number> = { error: 3, warning: 2, info: 1 };
 
