@@ -4,7 +4,7 @@
  */
 import { fieldsOf, retain, type LockEvent } from './model/event.js';
 import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity, Uncertainty } from './model/report.js';
-import { formatToken } from './model/format.js';
+import { formatToken, plural } from './model/format.js';
 import { isStaleRule } from './verdict.js';
 import { isoOf } from './model/time.js';
 import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
@@ -287,28 +287,13 @@ export class Engine {
       };
     }
     const ms = fmtMs(gapMs);
-    if (gapMs > skew) {
-      return {
-        certainty: 'likely',
-        uncertainty: {
-          kind: 'clock-skew',
-          between,
-          gapMs,
-          clockSkewMs: skew,
-          decide: `${what} are ${ms} ms apart in different clock domains (${a.source}, ${b.source}), more than --clock-skew ${fmtMs(skew)} ms; with both in one clock domain (the same source) this finding would be definite`,
-        },
-      };
-    }
-    const bound = gapMs > 0 ? `with a clock-skew bound under ${ms} ms, or ` : '';
+    const likely = gapMs > skew;
+    const decide = likely
+      ? `more than --clock-skew ${fmtMs(skew)} ms; with both in one clock domain (the same source) this finding would be definite`
+      : `within --clock-skew ${fmtMs(skew)} ms; ${gapMs > 0 ? `with a clock-skew bound under ${ms} ms, or ` : ''}with both files in one clock domain (the same source), this finding would be definite`;
     return {
-      certainty: 'possible',
-      uncertainty: {
-        kind: 'clock-skew',
-        between,
-        gapMs,
-        clockSkewMs: skew,
-        decide: `${what} are ${ms} ms apart in different clock domains (${a.source}, ${b.source}), within --clock-skew ${fmtMs(skew)} ms; ${bound}with both files in one clock domain (the same source), this finding would be definite`,
-      },
+      certainty: likely ? 'likely' : 'possible',
+      uncertainty: { kind: 'clock-skew', between, gapMs, clockSkewMs: skew, decide: `${what} are ${ms} ms apart in different clock domains (${a.source}, ${b.source}), ${decide}` },
     };
   }
 }
@@ -430,6 +415,3 @@ function staleText(s: { token?: bigint; highest?: bigint }): string {
   return s.token === s.highest ? `token ${formatToken(s.token)} again, from another lease` : `token ${formatToken(s.token)} after token ${formatToken(s.highest)}`;
 }
 
-function plural(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
-}

@@ -3,6 +3,7 @@
  * the worst readiness over resources (violated, inconclusive, unconfirmed, verified, untested);
  * the reasons say why, what was not analysed, and what would decide an inconclusive finding.
  */
+import { plural } from './model/format.js';
 import { worse, type Finding, type InputSummary, type Readiness, type ResourceSummary, type VerdictReason } from './model/report.js';
 
 /** Rules whose finding is an accepted stale write: the one named first in readiness reasons. */
@@ -113,6 +114,3 @@ function names(list: readonly ResourceSummary[]): string {
   return shown.join(', ') + (list.length > MAX_NAMED ? `, and ${list.length - MAX_NAMED} more` : '');
 }
 
-function plural(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
-}

@@ -208,21 +208,19 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
         if (args.suggest) {
           if (args.mapping !== undefined) throw new UsageError('--suggest drafts a mapping: it does not take --mapping');
           for (const f of files) if (f !== '-') await checkReadable(f);
-          new InputSet(files).refuseStdout();
-          noteTerminalStdin(files, 'map');
+          readingFrom(files, 'map');
           const { renderSuggestion } = await import('./map.js');
           const { mapping, messages } = await renderSuggestion(files, args['max-line-bytes'], { year: args['klog-year'], zone: args['klog-zone'] });
           for (const m of messages) process.stderr.write(`${escapeTerminal(m)}\n`);
-          await writeOut(mapping);
+          await writeStdout(mapping);
           return;
         }
         if (files.length !== 1) throw new UsageError(`map shows one file (got ${files.length}); several files are for --suggest`);
         const profile = await profileFrom(args);
         if (files[0] !== '-') await checkReadable(files[0]!);
-        new InputSet(files).refuseStdout();
-        noteTerminalStdin(files, 'map');
+        readingFrom(files, 'map');
         const { renderMap } = await import('./map.js');
-        await writeOut(await renderMap(files[0]!, profile, args.lines, args['max-line-bytes']));
+        await writeStdout(await renderMap(files[0]!, profile, args.lines, args['max-line-bytes']));
       },
     )
     .example('$0 analyze fixtures/article-unsafe.ndjson', 'Analyse a log file')
@@ -426,6 +424,12 @@ function noteTerminalStdin(files: readonly string[], command: string): void {
   if (files.includes('-') && process.stdin.isTTY === true) process.stderr.write(`stalewrite: reading stdin (a terminal); pipe a log in or give a file (end typed input with Ctrl-D) — see "stalewrite ${command} --help"\n`);
 }
 
+/** A command that prints to stdout what it read from `files`: never onto one of them, and not silently from a terminal. */
+function readingFrom(files: readonly string[], command: string): void {
+  new InputSet(files).refuseStdout();
+  noteTerminalStdin(files, command);
+}
+
 /** `--rule a --rule b,c` as a list; a usage error when it names no rule at all (`--rule ""` would run none and pass). */
 function ruleList(rule: string | string[] | undefined): string[] | undefined {
   if (rule === undefined) return undefined;
@@ -461,8 +465,7 @@ async function runTimeline(files: string[] | undefined, resource: string, maxEve
   if (clockSkewMs === undefined) throw new UsageError(`--clock-skew "${skew}" is not a duration such as 250ms or 1s`);
   if (!Number.isInteger(maxEvents) || maxEvents < 2) throw new UsageError('--max-events must be a whole number ≥ 2');
   const inputs = files === undefined || files.length === 0 ? ['-'] : files;
-  new InputSet(inputs).refuseStdout();
-  noteTerminalStdin(inputs, 'timeline');
+  readingFrom(inputs, 'timeline');
   const report = await analyze({
     files: inputs,
     clockSkewMs,
@@ -477,7 +480,7 @@ async function runTimeline(files: string[] | undefined, resource: string, maxEve
     // Resource names are log content: each is escaped for the terminal here (and the message again on output).
     throw new UsageError(`no events for resource "${escapeTerminal(resource)}"${known.length > 0 ? `; resources seen: ${known.map(escapeTerminal).join(', ')}${report.resources.length > 10 ? ', …' : ''}` : ''}`);
   }
-  await writeOut(lines.map(escapeTerminal).join('\n') + '\n');
+  await writeStdout(lines.map(escapeTerminal).join('\n') + '\n');
   return EXIT_OK;
 }
 
@@ -497,10 +500,8 @@ async function runCheck(paths: string[], update: boolean, color: boolean): Promi
     results.push(r);
   }
   const { renderCheck } = await import('./check.js');
-  await writeOut(renderCheck(results, update, color));
+  await writeStdout(renderCheck(results, update, color));
   return update || results.every((r) => r.ok) ? EXIT_OK : EXIT_FINDINGS;
 }
 
-function writeOut(text: string): Promise<void> {
-  return writeStdout(text);
-}
+

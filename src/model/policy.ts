@@ -4,7 +4,7 @@
  * fails with 3 unless allowInconclusive; with requireTested, so does one that showed no stale
  * request answered explicitly.
  */
-import type { Finding, Report, Severity } from './report.js';
+import { SEVERITIES, type Finding, type Report, type Severity } from './report.js';
 
 export type FailOn = Severity | 'none';
 
@@ -29,7 +29,7 @@ export const EXIT_INCONCLUSIVE = 3;
 export function exitCodeFor(report: Report, policy: FailPolicy): number {
   const s = report.summary;
   if (policy.failOn !== 'none') {
-    const count = (b: Record<Severity, number>) => (policy.failOn === 'error' ? b.error : policy.failOn === 'warning' ? b.error + b.warning : b.error + b.warning + b.info);
+    const count = (b: Record<Severity, number>) => SEVERITIES.reduce((n, sev) => (atOrAbove(sev, policy.failOn) ? n + b[sev] : n), 0);
     const all = count(s.bySeverity);
     const possible = count(s.possibleBySeverity);
     if (all - (policy.includePossible ? 0 : possible) > 0 || s.verdict === 'violated') return EXIT_FINDINGS;
