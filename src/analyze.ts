@@ -17,6 +17,7 @@ import type { Profile } from './profiles/types.js';
 import { rules as allRules } from './rules/index.js';
 import type { Rule } from './rules/types.js';
 import { VERSION } from './version.js';
+import { checkAnalyzeOptions } from './model/options.js';
 import { verdictOf, verdictReasons } from './verdict.js';
 
 export interface AnalyzeOptions {
@@ -93,6 +94,7 @@ export interface ProgressInfo {
 }
 
 export async function analyze(options: AnalyzeOptions): Promise<Report> {
+  checkAnalyzeOptions(options as unknown as Record<string, unknown>);
   const rules = selectRules(options.rules);
   const profile = options.profile ?? canonical;
   const policy: InputPolicy = {
@@ -113,13 +115,17 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   const sizes: (number | undefined)[] = [];
   const seenFiles = new Map<string, string>();
   const sameAs = new Map<number, string>();
+  // Input that can go quiet (stdin, a pipe, a stream): live findings are then flushed by the clock.
+  let live = (options.streams?.length ?? 0) > 0;
   for (const path of options.files ?? []) {
     if (path === '-') {
       files.push(path);
       sizes.push(undefined);
+      live = true;
       continue;
     }
     const st = await checkFile(path);
+    if (!st.isFile()) live = true;
     const id = `${st.dev}:${st.ino}`;
     const first = seenFiles.get(id);
     if (first !== undefined) {
@@ -176,7 +182,34 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   });
   const clockSkewMs = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
   const recent = options.dedupe === false ? undefined : new RecentEvents(options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS));
-  for await (const { events, from } of mergeByTime(sources)) {
+  // Stream time stops when live input goes quiet: a finding waiting for worker views would wait
+  // for the next line. After QUIET_FLUSH_MS without input, waiting findings are emitted. Only for
+  // live output from input that can go quiet, so that a run over files stays deterministic.
+  let lastInput = Date.now();
+  const quiet =
+    live && options.onFinding !== undefined
+      ? setInterval(() => {
+          if (engine.waitingFindings > 0 && Date.now() - lastInput >= QUIET_FLUSH_MS) engine.flush();
+        }, QUIET_FLUSH_MS / 4)
+      : undefined;
+  quiet?.unref();
+  try {
+    await feed(engine, mergeByTime(sources), recent, summaries, () => (lastInput = Date.now()));
+  } finally {
+    if (quiet !== undefined) clearInterval(quiet);
+  }
+  engine.finish();
+  const report = buildReport(engine, stats);
+  if (capture !== undefined) addTimelines(report, capture, options.timelines!);
+  return report;
+}
+
+/** Live input quiet this long (ms) emits the findings that wait for worker views (see Engine). */
+export const QUIET_FLUSH_MS = 500;
+
+async function feed(engine: Engine, merged: ReturnType<typeof mergeByTime>, recent: RecentEvents | undefined, summaries: FileSummary[], onInput: () => void): Promise<void> {
+  for await (const { events, from } of merged) {
+    onInput();
     if (recent === undefined) {
       for (let i = 0; i < events.length; i++) engine.push(events[i]!);
       continue;
@@ -193,10 +226,6 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
       engine.push(ev);
     }
   }
-  engine.finish();
-  const report = buildReport(engine, stats);
-  if (capture !== undefined) addTimelines(report, capture, options.timelines!);
-  return report;
 }
 
 /** Attach captured histories, marking the events that findings point at. */
@@ -218,9 +247,13 @@ function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<A
     .sort(byReadiness);
   const max = opts.maxResources ?? 50;
   report.timelines = [];
+  let uncaptured = 0;
   for (const r of wanted.slice(0, max)) {
     const h = capture.history(r.resource);
-    if (h === undefined) continue;
+    if (h === undefined) {
+      uncaptured++; // past the capture's total cap before it had a finding: not drawn, but counted
+      continue;
+    }
     let highest: bigint | undefined;
     const resourceLogs = h.events.some((e) => e.type === 'write' && e.observer === 'resource');
     const events = h.events.map((e) => {
@@ -239,7 +272,7 @@ function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<A
     });
     report.timelines.push({ resource: r.resource, readiness: r.readiness, events, omitted: h.omitted });
   }
-  report.timelinesOmitted = Math.max(0, wanted.length - max);
+  report.timelinesOmitted = Math.max(0, wanted.length - max) + uncaptured;
 }
 
 export function selectRules(ids: readonly string[] | undefined): readonly Rule[] {

@@ -1,12 +1,21 @@
 /**
  * The engine: walks canonical events, in order, through per-resource timelines and the rules,
  * and collects findings. Synchronous and push-based, so findings can be streamed as they happen.
+ *
+ * A finding is final when it is emitted (onFinding, and `findings`): nothing changes it later.
+ * A finding about a write with an operationId waits until stream time (the newest timestamp
+ * pushed) passes the write's time by the clock-skew bound, so that worker views of the write
+ * logged by other sources join its evidence first; findings are emitted in the order they were
+ * made, so one that waits holds back those made after it. `flush()` emits what waits (the CLI
+ * calls it when live input goes quiet), and `finish()` does at the end of input. A view that
+ * arrives after its finding was emitted is counted in `lateViews` and joins no finding.
  */
-import { fieldsOf, retain, type LockEvent } from './model/event.js';
+import { fieldsOf, keep, type LockEvent } from './model/event.js';
 import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity, Uncertainty } from './model/report.js';
 import { formatToken, plural } from './model/format.js';
 import { isStaleRule } from './verdict.js';
 import { isoOf } from './model/time.js';
+import { checkEngineOptions } from './model/options.js';
 import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
 import { DEFAULT_MAX_OPERATIONS, OperationIndex } from './timeline/operations.js';
 import type { EventCapture } from './timeline/capture.js';
@@ -18,8 +27,6 @@ export interface EngineOptions {
   clockSkewMs?: number;
   /** Findings kept in the report; more are counted in `findingsOmitted`. */
   maxFindings?: number;
-  /** Recent events kept per resource for stories. */
-  ringSize?: number;
   /** busy-rate-rising: window length in ms (default 60 s), threshold (default 0.25), attempts per window (default 5). */
   busyWindowMs?: number;
   busyThreshold?: number;
@@ -30,13 +37,12 @@ export interface EngineOptions {
   capture?: EventCapture;
   /** Resources tracked at most (default 1 000 000); events of further resources are counted, not analysed. */
   maxResources?: number;
-  /** Called as soon as a finding is detected (live output). */
+  /** Called as soon as a finding is final (live output); see the comment at the top. */
   onFinding?: (finding: Finding) => void;
 }
 
 export const DEFAULT_CLOCK_SKEW_MS = 250;
 export const DEFAULT_MAX_FINDINGS = 10000;
-export const DEFAULT_RING_SIZE = 0;
 export const DEFAULT_BUSY_WINDOW_MS = 60_000;
 export const DEFAULT_MAX_RESOURCES = 1_000_000;
 export const DEFAULT_BUSY_THRESHOLD = 0.25;
@@ -59,25 +65,38 @@ export class Engine {
   readonly byRule: Record<string, number> = {};
   /** Write events taken (decisions and worker views), including those of untracked resources. */
   writeEvents = 0;
+  /** Worker views that came after the finding about their write had been emitted (they join no finding). */
+  lateViews = 0;
   private readonly timelines = new Map<string, ResourceTimeline>();
-  private readonly handlers: Map<string, { rule: Rule; handle: NonNullable<Rule['on'][keyof Rule['on']]> }[]>;
+  private readonly handlers: Map<string, { rule: Rule; index: number; handle: NonNullable<Rule['on'][keyof Rule['on']]> }[]>;
   private readonly maxFindings: number;
-  private readonly ringSize: number;
   private readonly onFinding?: (finding: Finding) => void;
   private readonly ends: Rule[];
   private readonly capture?: EventCapture;
   private readonly maxResources: number;
   private readonly ruleById: Map<string, Rule>;
+  /** Each rule's index: its slot in a timeline's `slots`. */
+  private readonly ruleIndex: Map<Rule, number>;
+  private readonly ruleCount: number;
   private seq = 0;
   private lastTimeline: ResourceTimeline | undefined;
   // Reused per event to avoid a closure per event on the hot path.
   private currentRule: Rule | undefined;
+  private currentIndex = 0;
   private currentTimeline: ResourceTimeline | undefined;
   private readonly context: RuleContext;
   /** Each rule's own state (RuleContext.state). */
   private readonly ruleStates = new Map<Rule, unknown>();
+  /** Findings made but not emitted yet, in the order made, with the stream time each waits for. */
+  private readonly pending: Finding[] = [];
+  private readonly deadlines: number[] = [];
+  private pendingHead = 0;
+  private readonly waiting = new Set<Finding>();
+  /** The newest timestamp pushed. */
+  private streamTime = -Infinity;
 
   constructor(options: EngineOptions) {
+    checkEngineOptions(options as unknown as Record<string, unknown>);
     this.options = {
       clockSkewMs: options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS,
       busyWindowMs: options.busyWindowMs ?? DEFAULT_BUSY_WINDOW_MS,
@@ -89,18 +108,19 @@ export class Engine {
     this.capture = options.capture;
     this.maxResources = options.maxResources ?? DEFAULT_MAX_RESOURCES;
     this.ruleById = new Map(options.rules.map((r) => [r.meta.id, r]));
+    this.ruleIndex = new Map(options.rules.map((r, i) => [r, i]));
+    this.ruleCount = options.rules.length;
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
-    this.ringSize = options.ringSize ?? DEFAULT_RING_SIZE;
     this.onFinding = options.onFinding;
     this.handlers = new Map();
-    for (const rule of options.rules) {
+    options.rules.forEach((rule, index) => {
       for (const [type, handle] of Object.entries(rule.on)) {
         if (handle === undefined) continue;
         let list = this.handlers.get(type);
         if (list === undefined) this.handlers.set(type, (list = []));
-        list.push({ rule, handle });
+        list.push({ rule, index, handle });
       }
-    }
+    });
     const self = this;
     this.context = {
       get timeline() {
@@ -109,10 +129,7 @@ export class Engine {
       options: this.options,
       operations: this.operations,
       report(input: ReportInput) {
-        return self.report(input);
-      },
-      addEvidence(finding: Finding, ref: EvidenceRef) {
-        addEvidence(finding, ref);
+        self.report(input);
       },
       state<T>(create: () => T): T {
         const rule = self.currentRule!;
@@ -120,10 +137,29 @@ export class Engine {
         if (s === undefined) self.ruleStates.set(rule, (s = create()));
         return s;
       },
+      slot() {
+        const rule = self.currentRule!;
+        const t = self.currentTimeline!;
+        const i = self.currentIndex;
+        const slots = (t.slots ??= new Array<unknown>(self.ruleCount));
+        let s = slots[i];
+        if (s === undefined) {
+          if (rule.state === undefined) throw new Error(`rule ${rule.meta.id} asks for its slot but has no state()`);
+          s = slots[i] = rule.state();
+        }
+        return s;
+      },
+      peek() {
+        return self.currentTimeline!.slots?.[self.currentIndex];
+      },
     };
   }
 
   push(event: LockEvent): void {
+    if (event.ts > this.streamTime) {
+      this.streamTime = event.ts;
+      if (this.pendingHead < this.pending.length && this.deadlines[this.pendingHead]! < event.ts) this.emitDue(event.ts);
+    }
     if (event.type === 'write') this.writeEvents++;
     // Consecutive events often name the same resource: one comparison instead of a map lookup.
     let timeline = this.lastTimeline !== undefined && this.lastTimeline.resource === event.resource ? this.lastTimeline : this.timelines.get(event.resource);
@@ -133,19 +169,18 @@ export class Engine {
         this.firstUntracked ??= event.resource;
         return;
       }
-      timeline = new ResourceTimeline(event.resource, this.ringSize);
+      timeline = new ResourceTimeline(event.resource);
       this.timelines.set(event.resource, timeline);
-    } else {
-      // Share one copy of the key among all events kept for this resource.
-      event.resource = timeline.resource;
     }
     this.lastTimeline = timeline;
     const list = this.handlers.get(event.type);
     if (list !== undefined) {
       this.currentTimeline = timeline;
       for (let i = 0; i < list.length; i++) {
-        this.currentRule = list[i]!.rule;
-        list[i]!.handle(event, this.context);
+        const h = list[i]!;
+        this.currentRule = h.rule;
+        this.currentIndex = h.index;
+        h.handle(event, this.context);
       }
       this.currentRule = undefined;
     }
@@ -158,28 +193,64 @@ export class Engine {
   private track(timeline: ResourceTimeline, write: LockEvent): void {
     const entry = this.operations.touch(timeline.resource, write.operationId!);
     if (timeline.isDecision(write)) {
-      if (write.result === 'accepted') entry.accepted ??= retain(write);
+      if (write.result === 'accepted') entry.accepted ??= keep(write, timeline);
       // A worker's line judged for lack of a resource log is still the worker's view, should the resource log the same write later.
       if (write.observer === 'worker') OperationIndex.addView(entry, write);
       return;
     }
     if (!OperationIndex.addView(entry, write)) return;
     for (const f of OperationIndex.findings(entry)) {
+      if (!this.waiting.has(f)) {
+        this.lateViews++;
+        continue;
+      }
       addEvidence(f, { event: write, role: viewRole(write) });
-      this.ruleById.get(f.rule)?.onView?.(f, write);
+      const message = this.ruleById.get(f.rule)?.onView?.(f, write);
+      if (message !== undefined) f.message = message;
     }
+  }
+
+  /** Emit the waiting findings whose stream time has passed, in the order they were made. */
+  private emitDue(now: number): void {
+    while (this.pendingHead < this.pending.length && this.deadlines[this.pendingHead]! < now) this.emitHead();
+    if (this.pendingHead === this.pending.length && this.pendingHead > 0) {
+      this.pending.length = 0;
+      this.deadlines.length = 0;
+      this.pendingHead = 0;
+    }
+  }
+
+  private emitHead(): void {
+    const f = this.pending[this.pendingHead]!;
+    this.pending[this.pendingHead++] = undefined as unknown as Finding;
+    this.waiting.delete(f);
+    freezeFinding(f);
+    this.findings.push(f);
+    this.onFinding?.(f);
+  }
+
+  /** Findings made and not yet emitted. */
+  get waitingFindings(): number {
+    return this.pending.length - this.pendingHead;
+  }
+
+  /** Emit every waiting finding now (live input gone quiet; the end of input). */
+  flush(): void {
+    this.emitDue(Infinity);
   }
 
   /** End of input: rules that wait (e.g. out a clock-skew window) report now. */
   finish(): void {
     for (const rule of this.ends) {
       this.currentRule = rule;
+      this.currentIndex = this.ruleIndex.get(rule)!;
       for (const t of this.timelines.values()) {
         this.currentTimeline = t;
         rule.end!(this.context);
       }
     }
     this.currentRule = undefined;
+    this.flush();
   }
 
   get resourceCount(): number {
@@ -198,7 +269,7 @@ export class Engine {
     return out;
   }
 
-  private report(input: ReportInput): Finding | undefined {
+  private report(input: ReportInput): void {
     const rule = this.currentRule!;
     const timeline = this.currentTimeline!;
     const severity: Severity = input.severity ?? rule.meta.severity;
@@ -224,9 +295,9 @@ export class Engine {
     this.bySeverity[severity]++;
     if (certainty === 'possible') this.possibleBySeverity[severity]++;
     this.byRule[rule.meta.id] = (this.byRule[rule.meta.id] ?? 0) + 1;
-    if (this.findings.length >= this.maxFindings) {
+    if (this.seq >= this.maxFindings) {
       this.findingsOmitted++;
-      return undefined;
+      return;
     }
     const finding: Finding = {
       id: `F${++this.seq}`,
@@ -250,14 +321,18 @@ export class Engine {
     const subject = input.subject ?? input.evidence[input.evidence.length - 1]?.event;
     const at = input.evidence.findIndex((r) => r.event === subject && r.inferredEnd === undefined);
     if (at !== -1) finding.evidence[at]!.decisive = true;
+    // Worker views of the write may still come from other sources: wait out the clock-skew bound.
+    let deadline = -Infinity;
     if (subject !== undefined && subject.operationId !== undefined && subject.type === 'write') {
       const entry = this.operations.touch(timeline.resource, subject.operationId);
       OperationIndex.link(entry, finding);
       for (const view of OperationIndex.views(entry)) addEvidence(finding, { event: view, role: viewRole(view) });
+      deadline = Math.max(this.streamTime, subject.ts) + this.options.clockSkewMs;
+      this.waiting.add(finding);
     }
-    this.findings.push(finding);
-    this.onFinding?.(finding);
-    return finding;
+    this.pending.push(finding);
+    this.deadlines.push(deadline);
+    this.emitDue(this.streamTime);
   }
 
   /**
@@ -305,6 +380,24 @@ function fmtMs(ms: number): string {
 
 function viewRole(view: LockEvent): string {
   return `worker's view: ${view.result}${view.fenceToken !== undefined ? ` with token ${view.fenceToken}` : ' with no token'}`;
+}
+
+/** A finding, once emitted, is a value: frozen with its evidence and details, so nothing can change it. */
+function freezeFinding(f: Finding): void {
+  for (const e of f.evidence) {
+    if (e.fields !== undefined) Object.freeze(e.fields);
+    Object.freeze(e);
+  }
+  Object.freeze(f.evidence);
+  if (f.details !== undefined) deepFreeze(f.details);
+  if (f.uncertainty !== undefined) deepFreeze(f.uncertainty);
+  Object.freeze(f);
+}
+
+function deepFreeze(v: unknown): void {
+  if (v === null || typeof v !== 'object' || Object.isFrozen(v)) return;
+  Object.freeze(v);
+  for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
 }
 
 /** Add an evidence item unless the same line is already there in the same role. */

@@ -2,6 +2,7 @@
 export { analyze, selectRules, type AnalyzeOptions } from './analyze.js';
 export { Engine, readinessOf, DEFAULT_CLOCK_SKEW_MS, type EngineOptions } from './engine.js';
 export { InputError } from './ingest/open.js';
+export { OptionError } from './model/options.js';
 export { StrictInputError } from './ingest/records.js';
 export { readLines, type LineBatch } from './ingest/lines.js';
 export { canonical } from './profiles/canonical.js';

@@ -215,7 +215,8 @@ describe('files and streams', () => {
     let stderr = '';
     child.stderr.on('data', (d) => (stderr += d));
     child.stdin.write(ok() + '\n');
-    await new Promise((r) => setTimeout(r, 400));
+    // Long enough for the CLI to start and install its handlers on a loaded machine.
+    await new Promise((r) => setTimeout(r, 1500));
     child.kill('SIGINT');
     const code = await new Promise((resolve) => child.on('close', resolve));
     expect(code).toBe(130);

@@ -935,6 +935,29 @@ describe('property: deterministic', () => {
   }, TIMEOUT);
 });
 
+describe('property: findings are final when emitted', () => {
+  it('the live stream (onFinding) equals the report, and capture changes no finding', async () => {
+    const arb = configArb('mixed').chain((cfg) => {
+      const { events } = simulate(cfg);
+      return fc.record({ events: fc.constant(events), split: fc.boolean() });
+    });
+    await fc.assert(
+      fc.asyncProperty(arb, async ({ events, split }) => {
+        const run = (capture: boolean, onFinding?: (f: Finding) => void) =>
+          split
+            ? analyze({ streams: streamsOf(splitBySource(events)), timelines: capture ? { all: true } : undefined, busyWindowMs: 4000, onFinding })
+            : analyze({ events: events.map((e) => ({ ...e })), timelines: capture ? { all: true } : undefined, busyWindowMs: 4000, onFinding });
+        const streamed: string[] = [];
+        const withCapture = await run(true, (f) => streamed.push(JSON.stringify(f)));
+        if (JSON.stringify(streamed) !== JSON.stringify(withCapture.findings.map((f) => JSON.stringify(f)))) fail('the streamed findings differ from the report', events);
+        const without = await run(false);
+        if (JSON.stringify(without.findings) !== JSON.stringify(withCapture.findings)) fail('capture changed a finding', events);
+      }),
+      { seed: 4242, numRuns: RUNS.deterministic },
+    );
+  }, TIMEOUT);
+});
+
 describe('property: at-least-once delivery changes nothing', () => {
   it('every line twice, or every input twice, gives the findings and readiness of feeding it once', async () => {
     const arb = configArb('mixed').chain((cfg) => fc.record({ events: fc.constant(simulate(cfg).events), how: fc.constantFrom('lines' as const, 'inputs' as const) }));

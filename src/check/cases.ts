@@ -120,7 +120,7 @@ export async function runCase(c: Case): Promise<CaseResult> {
 }
 
 /** The analysis options an expectation asks for: skew, busy settings, a profile or a mapping. */
-function analysisOptions(c: Case, expected: Expectation | undefined): Partial<AnalyzeOptions> {
+export function analysisOptions(c: Case, expected: Expectation | undefined): Partial<AnalyzeOptions> {
   const o = expected?.options;
   if (o === undefined) return {};
   const klog = { year: o.klogYear, zone: o.klogZone };

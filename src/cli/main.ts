@@ -4,6 +4,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { analyze, checkReadable, type ProgressInfo } from '../analyze.js';
 import { InputError } from '../ingest/open.js';
+import { OptionError } from '../model/options.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../ingest/lines.js';
 import { StrictInputError, DEFAULT_MAX_PROBLEMS } from '../ingest/records.js';
 import { DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS, DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_FINDINGS, DEFAULT_MAX_RESOURCES } from '../engine.js';
@@ -262,7 +263,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
   try {
     await cli.parseAsync();
   } catch (err) {
-    if (err instanceof InputError || err instanceof OutputError || err instanceof StrictInputError || err instanceof UsageError || err instanceof UnknownRuleError || err instanceof MappingError || err instanceof UnknownCommandError) {
+    if (err instanceof InputError || err instanceof OptionError || err instanceof OutputError || err instanceof StrictInputError || err instanceof UsageError || err instanceof UnknownRuleError || err instanceof MappingError || err instanceof UnknownCommandError) {
       process.stderr.write(`stalewrite: ${escapeTerminal(err.message)}\n`);
       process.exitCode = EXIT_USAGE;
       return;

@@ -172,9 +172,11 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
       const ev = profile.toEvent(record as Record<string, unknown>, origin);
       // A record parsed from JSON is its line again: keep the line, which is parsed back only if
       // a report shows the event's other fields (kept writes hold less, and nothing is copied now).
+      // Still part of building the event: nothing has seen it yet.
       if (parse === undefined && ev !== null && typeof ev === 'object' && ev.record === record) {
-        ev.record = undefined;
-        ev.text = text;
+        const building = ev as { record?: unknown; text?: string };
+        building.record = undefined;
+        building.text = text;
       }
       count(ev, stats, summary, line, out);
       continue;

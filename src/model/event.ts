@@ -20,21 +20,20 @@ export const RESULTS: Record<EventType, readonly string[]> = {
 };
 
 /**
- * One canonical event, as the engine sees it. Immutable once built.
- * `ts` is epoch milliseconds (may carry a fraction); `tsText` keeps what the log said.
+ * One canonical event, as the engine sees it. Immutable once built: nothing in the engine changes
+ * an event (state that keeps one keeps its own trimmed copy, see keep()).
+ * `ts` is epoch milliseconds (may carry a fraction).
  */
 export interface LockEvent {
   /** Epoch milliseconds. */
   readonly ts: number;
   readonly type: EventType;
-  /** Replaced by the resource's own (shared) string when the engine takes the event. */
-  resource: string;
-  /** ownerId, leaseId and fenceToken may be replaced by equal shared values when the event is kept. */
-  ownerId?: string;
-  leaseId?: string;
+  readonly resource: string;
+  readonly ownerId?: string;
+  readonly leaseId?: string;
   readonly operationId?: string;
   /** Exact fencing token. */
-  fenceToken?: bigint;
+  readonly fenceToken?: bigint;
   readonly ttlMs?: number;
   readonly result: string;
   readonly observer: Observer;
@@ -46,18 +45,18 @@ export interface LockEvent {
   readonly line: number;
   /**
    * The original record, for display of its other fields, when it is not simply its JSON line
-   * (then `text` holds the line instead). Dropped by retain() once the event is kept: a kept write
-   * has its `fields`, or its `text`; a kept lock event has neither.
+   * (then `text` holds the line instead). A kept copy (keep()) has none: a kept write has its
+   * `fields`, or its `text`; a kept lock event has neither.
    */
-  record?: Readonly<Record<string, unknown>>;
+  readonly record?: Readonly<Record<string, unknown>>;
   /**
    * The JSON line itself, in place of a record parsed from it (the canonical fast path never
    * parses one; other JSON profiles drop theirs): the record is parsed back only when display
-   * fields are needed. Kept by retained writes.
+   * fields are needed. Kept by kept writes whose line is at most MAX_KEPT_LINE characters.
    */
-  text?: string;
-  /** Non-canonical scalar fields of the record, clipped: what is kept for display (writes only, once retained). */
-  fields?: Readonly<Record<string, unknown>>;
+  readonly text?: string;
+  /** Non-canonical scalar fields of the record, clipped: what is kept for display (writes only, once kept). */
+  readonly fields?: Readonly<Record<string, unknown>>;
 }
 
 const CANONICAL_FIELDS = new Set(['ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source']);
@@ -81,19 +80,65 @@ export function displayFields(record: Readonly<Record<string, unknown>> | undefi
 }
 
 /**
- * Called when an event is kept in per-resource state: the parsed record is dropped, so what stays
- * in memory per resource is small. Writes keep their display fields (the value written shows in
- * stories), or their line when no record was parsed, parsed again only if a report shows the
- * write; lock events, whose extra fields are mostly messages, keep neither.
+ * A kept write's line is kept as it is up to this many characters; a longer one is parsed at
+ * once and only its clipped display fields are kept, so what state holds per kept event does not
+ * grow with line length (a 900 KB `msg` is never held).
  */
-export function retain<T extends LockEvent | undefined>(ev: T): T {
-  if (ev === undefined) return ev;
-  if (ev.type !== 'write') {
-    ev.fields = undefined;
-    ev.text = undefined;
-  } else if (ev.record !== undefined) ev.fields = displayFields(ev.record);
-  ev.record = undefined;
-  return ev;
+export const MAX_KEPT_LINE = 4096;
+
+/** Values a kept copy may share with state that holds the same ones (one string per resource, per lease). */
+export interface Shared {
+  readonly resource: string;
+  readonly leaseId?: string;
+  readonly ownerId?: string;
+  readonly fenceToken?: bigint;
+}
+
+/**
+ * The copy of an event that per-resource state keeps: the parsed record is dropped, so what stays
+ * in memory per resource is small and bounded. Writes keep their display fields (the value
+ * written shows in stories), or their line when it is short and no record was parsed (parsed
+ * again only if a report shows the write); lock events, whose extra fields are mostly messages,
+ * keep neither. Equal strings and tokens are replaced by those of `shared`. The event itself is
+ * never changed: other state, a capture or a rule may hold it as it came.
+ */
+export function keep(ev: LockEvent, shared?: Shared): LockEvent {
+  let text: string | undefined;
+  let fields: Readonly<Record<string, unknown>> | undefined;
+  if (ev.type === 'write') {
+    if (ev.record !== undefined) fields = displayFields(ev.record);
+    else if (ev.text !== undefined && ev.text.length > MAX_KEPT_LINE) fields = displayFields(JSON.parse(ev.text) as Record<string, unknown>);
+    else if (ev.text !== undefined) text = ev.text;
+    else fields = ev.fields;
+  }
+  const s = shared;
+  return {
+    ts: ev.ts,
+    type: ev.type,
+    resource: s !== undefined && s.resource === ev.resource ? s.resource : ev.resource,
+    ownerId: s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : ev.ownerId,
+    leaseId: s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : ev.leaseId,
+    operationId: ev.operationId,
+    fenceToken: s !== undefined && ev.fenceToken !== undefined && s.fenceToken === ev.fenceToken ? s.fenceToken : ev.fenceToken,
+    ttlMs: ev.ttlMs,
+    result: ev.result,
+    observer: ev.observer,
+    source: ev.source,
+    file: ev.file,
+    line: ev.line,
+    record: undefined,
+    text,
+    fields,
+  };
+}
+
+/**
+ * The event itself when it holds nothing large (no parsed record, a line of at most
+ * MAX_KEPT_LINE characters), else its kept copy: for state that holds an event briefly on every
+ * event (the previous line of a clock domain) and should not pay a copy each time.
+ */
+export function bounded(ev: LockEvent): LockEvent {
+  return ev.record === undefined && (ev.text === undefined || ev.text.length <= MAX_KEPT_LINE) ? ev : keep(ev);
 }
 
 /** The event's whole record, when it still has one (parsed from its line if need be). */

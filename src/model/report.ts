@@ -202,6 +202,6 @@ export interface Report {
   input: InputSummary;
   /** Event histories of some resources, only when asked for (HTML report, timeline command). */
   timelines?: ResourceTimelineView[];
-  /** Resources whose history was not included, past the cap. */
+  /** Resources whose history was not included: past the cap, or not captured (past the capture's total of 500 000 events before they had a finding). */
   timelinesOmitted?: number;
 }

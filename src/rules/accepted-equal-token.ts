@@ -1,9 +1,23 @@
 import { formatToken } from '../model/format.js';
 import { who } from './describe.js';
-import type { Rule } from './types.js';
+import type { Lease } from '../timeline/timeline.js';
+import { MAX_LEASES } from '../timeline/timeline.js';
+import { defineRule } from './types.js';
 
 /** A write with a token equal to the highest accepted one was accepted: a non-strict comparison. */
-export const acceptedEqualToken: Rule = {
+/**
+ * Per resource: the leases already told about a non-strict comparison (once per lease, at most as
+ * many as the timeline keeps), and the owners of writes with no findable lease (once per owner;
+ * bounded by MAX_OWNERS, past which the info is not repeated for new owners either).
+ */
+interface State {
+  readonly leases: Lease[];
+  readonly owners: Set<string>;
+}
+
+const MAX_OWNERS = 64;
+
+export const acceptedEqualToken = defineRule<State>({
   meta: {
     id: 'accepted-equal-token',
     severity: 'error',
@@ -13,8 +27,9 @@ export const acceptedEqualToken: Rule = {
     check: 'Compare the request token with the highest accepted token, and the lease of the write that set it',
     action: 'Reject tokens that are lower or equal (fence_token < $token); tell retries apart by operationId, not by token',
   },
+  state: () => ({ leases: [], owners: new Set() }),
   on: {
-    write(event, { timeline, report }) {
+    write(event, { timeline, report, slot }) {
       if (event.result !== 'accepted' || !timeline.isDecision(event)) return;
       const s = timeline.staleness(event);
       if (s !== 'equal-other-handle' && s !== 'equal-same-handle') return;
@@ -33,13 +48,15 @@ export const acceptedEqualToken: Rule = {
       }
       // Same lease: a retry or a second write under one hold. Report once per lease, as info.
       const lease = timeline.findLease(event);
-      if (lease?.equalInfoReported) return;
-      if (lease !== undefined) lease.equalInfoReported = true;
-      else {
+      const told = slot();
+      if (lease !== undefined) {
+        if (told.leases.includes(lease)) return;
+        if (told.leases.length >= MAX_LEASES) told.leases.shift();
+        told.leases.push(lease);
+      } else {
         const owner = event.ownerId ?? '';
-        const told = (timeline.equalInfoOwners ??= new Set());
-        if (told.has(owner)) return;
-        told.add(owner);
+        if (told.owners.has(owner) || told.owners.size >= MAX_OWNERS) return;
+        told.owners.add(owner);
       }
       report({
         severity: 'info',
@@ -52,4 +69,4 @@ export const acceptedEqualToken: Rule = {
       });
     },
   },
-};
+});

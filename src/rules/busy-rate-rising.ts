@@ -1,10 +1,34 @@
+import { keep, recordOf, type LockEvent } from '../model/event.js';
 import { isoOf } from '../model/time.js';
-import type { BusyWindows } from '../timeline/timeline.js';
-import type { Reservoir } from '../timeline/stats.js';
-import type { EvidenceRef, Rule, RuleContext } from './types.js';
+import { Reservoir } from '../timeline/stats.js';
+import { defineRule, type EvidenceRef, type Handler, type RuleContext } from './types.js';
+
+/**
+ * Per resource: acquire attempts in fixed time windows, and, from the first busy answer on,
+ * where time goes (bounded reservoirs of latencies, hold times, keepalive gaps, TTLs).
+ */
+interface BusyWindows {
+  /** Start of the current window (NaN until the first attempt). */
+  start: number;
+  attempts: number;
+  busy: number;
+  /** First and last busy answers of the current window, for evidence. */
+  firstBusy?: LockEvent;
+  lastBusy?: LockEvent;
+  baseline?: { share: number; attempts: number; start: number; sample?: LockEvent };
+  reported: boolean;
+  stats?: {
+    acquireLatency: Reservoir;
+    keepaliveLatency: Reservoir;
+    writeLatency: Reservoir;
+    holdMs: Reservoir;
+    keepaliveGapMs: Reservoir;
+    ttlMs: Reservoir;
+  };
+}
 
 /** The share of busy answers to acquire rises across time windows. */
-export const busyRateRising: Rule = {
+export const busyRateRising = defineRule<BusyWindows>({
   meta: {
     id: 'busy-rate-rising',
     severity: 'warning',
@@ -14,21 +38,70 @@ export const busyRateRising: Rule = {
     check: 'Split acquire, keepalive and write latency; compare lease hold times and keepalive gaps with the TTL',
     action: 'Tune the TTL from measurements and do not hide the refusals',
   },
+  state: () => ({ start: Number.NaN, attempts: 0, busy: 0, reported: false }),
   on: {
     acquire(event, context) {
-      const b = context.timeline.busy;
-      if (b === undefined) return;
+      const b = context.slot();
       const window = context.options.busyWindowMs;
-      if (event.ts < b.start + window) return;
-      closeWindow(context, b);
-      b.start += Math.floor((event.ts - b.start) / window) * window;
+      if (Number.isNaN(b.start)) b.start = event.ts;
+      else if (event.ts >= b.start + window) {
+        closeWindow(context, b);
+        b.start += Math.floor((event.ts - b.start) / window) * window;
+      }
+      b.attempts++;
+      if (event.result === 'busy') {
+        b.busy++;
+        const kept = keep(event, context.timeline);
+        b.firstBusy ??= kept;
+        b.lastBusy = kept;
+        b.stats ??= {
+          acquireLatency: new Reservoir(),
+          keepaliveLatency: new Reservoir(),
+          writeLatency: new Reservoir(),
+          holdMs: new Reservoir(),
+          keepaliveGapMs: new Reservoir(),
+          ttlMs: new Reservoir(),
+        };
+      }
+      const stats = b.stats;
+      if (stats === undefined) return;
+      addLatency(stats.acquireLatency, event);
+      if (event.result === 'granted' && event.ttlMs !== undefined && !context.timeline.renewsLease(event)) stats.ttlMs.add(event.ttlMs);
     },
+    keepalive(event, context) {
+      const stats = context.peek()?.stats;
+      if (stats === undefined) return;
+      addLatency(stats.keepaliveLatency, event);
+      const l = context.timeline.findLease(event);
+      if (l !== undefined && event.result === 'ok' && l.end === undefined) stats.keepaliveGapMs.add(event.ts - l.renewTs);
+    },
+    write(event, context) {
+      const stats = context.peek()?.stats;
+      if (stats !== undefined) addLatency(stats.writeLatency, event);
+    },
+    expire: holdTimes,
+    revoke: holdTimes,
+    release: holdTimes,
   },
   end(context) {
-    const b = context.timeline.busy;
-    if (b !== undefined) closeWindow(context, b);
+    const b = context.peek();
+    if (b !== undefined && !Number.isNaN(b.start)) closeWindow(context, b);
   },
-};
+});
+
+/** Lease hold times, from the leases this event ends. */
+function holdTimes(...[event, context]: Parameters<Handler<BusyWindows>>): void {
+  const stats = context.peek()?.stats;
+  if (stats === undefined) return;
+  for (const { lease } of context.timeline.endingsOf(event)) stats.holdMs.add(event.ts - lease.grantTs);
+}
+
+/** The record's latencyMs, if any (parsed from the line only when the line mentions it). */
+function addLatency(r: Reservoir, ev: LockEvent): void {
+  if (ev.record === undefined && ev.text !== undefined && !ev.text.includes('"latencyMs"')) return;
+  const latency = (recordOf(ev) ?? ev.fields)?.latencyMs;
+  if (typeof latency === 'number' && Number.isFinite(latency)) r.add(latency);
+}
 
 /** Judge the window that just ended and reset it. */
 function closeWindow(context: RuleContext, b: BusyWindows): void {

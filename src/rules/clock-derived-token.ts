@@ -1,6 +1,6 @@
 import type { LockEvent } from '../model/event.js';
 import { formatToken } from '../model/format.js';
-import type { Handler, Rule } from './types.js';
+import { defineRule, type Handler } from './types.js';
 
 const DAY_S = 86400;
 /** Epoch units a token may be read in: name, factor from milliseconds. */
@@ -12,7 +12,12 @@ const UNITS: readonly [string, number][] = [
 ];
 
 /** Granted or written tokens look like wall-clock values. */
-export const clockDerivedToken: Rule = {
+/** Per resource: reported already (once per resource). */
+interface State {
+  reported: boolean;
+}
+
+export const clockDerivedToken = defineRule<State>({
   meta: {
     id: 'clock-derived-token',
     severity: 'warning',
@@ -22,18 +27,19 @@ export const clockDerivedToken: Rule = {
     check: 'Read tokens as epoch seconds, milliseconds, microseconds and nanoseconds and compare with the event time',
     action: 'Never derive tokens from the wall clock (article, step 4): use a monotonic generation per resource from the authority',
   },
+  state: () => ({ reported: false }),
   on: {
     acquire: check,
     write: check,
   },
-};
+});
 
-function check(...[event, { timeline, report }]: Parameters<Handler>): void {
-  if (timeline.clockTokenReported || event.fenceToken === undefined) return;
+function check(...[event, { report, peek, slot }]: Parameters<Handler<State>>): void {
+  if (peek()?.reported === true || event.fenceToken === undefined) return;
   if (event.type === 'acquire' && event.result !== 'granted') return;
   const unit = clockUnit(event);
   if (unit === undefined) return;
-  timeline.clockTokenReported = true;
+  slot().reported = true;
   report({
     message: `token ${formatToken(event.fenceToken)} is within a day of the event's own time read as epoch ${unit}: tokens seem to come from a clock`,
     evidence: [{ event, role: `token reads as epoch ${unit}` }],

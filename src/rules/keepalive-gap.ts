@@ -1,9 +1,14 @@
 import { formatDuration } from '../model/time.js';
 import { handle } from './describe.js';
-import type { Handler, Rule } from './types.js';
+import type { Lease } from '../timeline/timeline.js';
+import { MAX_LEASES } from '../timeline/timeline.js';
+import { defineRule, type Handler } from './types.js';
 
 /** A lease went longer than its TTL without a successful renewal, and its owner kept acting. */
-export const keepaliveGap: Rule = {
+/** Per resource: the leases already reported (once per lease), at most as many as the timeline keeps. */
+type State = Lease[];
+
+export const keepaliveGap = defineRule<State>({
   meta: {
     id: 'keepalive-gap',
     severity: 'warning',
@@ -13,20 +18,24 @@ export const keepaliveGap: Rule = {
     check: 'Measure the gaps between successful renewals against the TTL, and what the owner did after a gap',
     action: 'Tune the TTL from measured pauses, renew well within it, and stop work when the lease is lost',
   },
+  state: () => [],
   on: {
     keepalive: check,
     write: check,
     release: check,
   },
-};
+});
 
-function check(...[event, { timeline, report }]: Parameters<Handler>): void {
+function check(...[event, { timeline, report, peek, slot }]: Parameters<Handler<State>>): void {
   const lease = timeline.findLease(event);
   // A lease its owner released is over by choice: its renewals no longer matter.
-  if (lease === undefined || lease.ttlMs === undefined || lease.gapReported || lease.endKind === 'release') return;
+  if (lease === undefined || lease.ttlMs === undefined || lease.endKind === 'release') return;
   const gap = event.ts - lease.renewTs;
-  if (gap <= lease.ttlMs) return;
-  lease.gapReported = true;
+  if (gap <= lease.ttlMs || peek()?.includes(lease) === true) return;
+  const reported = slot();
+  // The timeline keeps at most MAX_LEASES leases: an older one reported here can no longer be found.
+  if (reported.length >= MAX_LEASES) reported.shift();
+  reported.push(lease);
   const lastRenew = lease.lastRenew;
   report({
     message: `${handle(lease)} went ${formatDuration(gap)} without a successful renewal (TTL ${formatDuration(lease.ttlMs)}), then its owner acted again (${event.type}): a pause longer than the TTL`,

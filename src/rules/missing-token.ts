@@ -34,8 +34,9 @@ export const missingToken: Rule = {
   },
   onView(finding, view) {
     if (view.fenceToken !== undefined && !finding.message.includes('dropped in transit')) {
-      finding.message = `${finding.message}, although the worker sent token ${formatToken(view.fenceToken)}: the token was dropped in transit`;
+      return `${finding.message}, although the worker sent token ${formatToken(view.fenceToken)}: the token was dropped in transit`;
     }
+    return undefined;
   },
 };
 

@@ -1,5 +1,5 @@
 import type { Certainty, Uncertainty } from '../model/report.js';
-import { ResourceTimeline, type Lease } from '../timeline/timeline.js';
+import type { Lease } from '../timeline/timeline.js';
 import { handle } from './describe.js';
 import type { Rule } from './types.js';
 
@@ -17,12 +17,7 @@ export const overlappingLeases: Rule = {
   on: {
     acquire(event, { timeline, report, options }) {
       if (event.result !== 'granted') return;
-      let other: Lease | undefined;
-      for (let l = timeline.newest; l !== undefined; l = l.older) {
-        if (isSameLease(l, event) || !ResourceTimeline.liveAt(l, event.ts)) continue;
-        other = l;
-        break;
-      }
+      const other = timeline.holder(event.ts, (l) => isSameLease(l, event));
       if (other === undefined) return;
       let certainty: Certainty = 'possible';
       let basis = 'no end was logged and no TTL is known';
@@ -31,7 +26,7 @@ export const overlappingLeases: Rule = {
         decide: "the live lease's end was never logged and its TTL is unknown; log its end (expire, revoke or release) or its TTL (ttlMs; a mapping can convert seconds with `units`) to decide it",
       };
       if (other.ttlMs !== undefined) {
-        const left = other.renewTs + other.ttlMs - event.ts;
+        const left = other.endsAt()! - event.ts;
         certainty = left > options.clockSkewMs ? 'likely' : 'possible';
         basis = `its TTL had ${Math.round(left)}ms left since its last renewal`;
         uncertainty = {

@@ -1,4 +1,9 @@
-/** The rule contract, ESLint-style: metadata (one row of the article's table) plus handlers per event type. */
+/**
+ * The rule contract, ESLint-style: metadata (one row of the article's table), handlers per event
+ * type, and, for a rule that remembers something per resource, `state`: the engine gives each
+ * rule its own slot per resource, made by `state()` the first time the rule asks for it
+ * (`context.slot()`), so a stateful rule never writes shared state. Write rules with defineRule().
+ */
 import type { EventType, LockEvent } from '../model/event.js';
 import type { Certainty, Finding, Severity, Uncertainty } from '../model/report.js';
 import type { ResourceTimeline } from '../timeline/timeline.js';
@@ -60,33 +65,49 @@ export interface RuleOptions {
   readonly busyMinAttempts: number;
 }
 
-export interface RuleContext {
+export interface RuleContext<S = unknown> {
   /** State of the event's resource *before* this event is applied. */
   readonly timeline: ResourceTimeline;
   readonly options: RuleOptions;
   /** Writes by operationId (bounded), with the worker views of each. */
   readonly operations: OperationIndex;
-  /** Report a finding; returns it (it may still gain evidence), or undefined past the findings cap. */
-  report(finding: ReportInput): Finding | undefined;
-  /** Add an evidence item to a finding reported earlier. */
-  addEvidence(finding: Finding, ref: EvidenceRef): void;
+  /**
+   * Report a finding. The engine makes it final: worker views of its subject write that arrive
+   * within the clock-skew bound join its evidence (see onView), then it is emitted and never changes.
+   */
+  report(finding: ReportInput): void;
   /**
    * The calling rule's own state for this run, made by `create` on first use: for state that is
    * not per resource (e.g. per clock domain). One slot per engine and rule, never shared.
    */
   state<T>(create: () => T): T;
+  /**
+   * This rule's own state for the event's resource, made by the rule's `state()` on first use.
+   * Keep it small and bounded (it lives as long as the resource): say its bound in the rule.
+   */
+  slot(): S;
+  /** The slot if the rule has made it for this resource, without making it. */
+  peek(): S | undefined;
 }
 
-export type Handler = (event: LockEvent, context: RuleContext) => void;
+export type Handler<S = any> = (event: LockEvent, context: RuleContext<S>) => void;
 
-export interface Rule {
+export interface Rule<S = any> {
   readonly meta: RuleMeta;
-  readonly on: Partial<Record<EventType, Handler>>;
+  /** Makes the rule's per-resource state (see RuleContext.slot). */
+  readonly state?: () => S;
+  readonly on: Partial<Record<EventType, Handler<S>>>;
   /**
    * Called when a worker's view of a write arrives after a finding of this rule about that write
-   * (same resource and operationId); the view is already in the evidence. May refine the message.
+   * (same resource and operationId) was made, and before it is emitted; the view is already in the
+   * evidence. Returns the finding's new message, or undefined to keep it.
    */
-  readonly onView?: (finding: Finding, view: LockEvent) => void;
+  readonly onView?: (finding: Readonly<Finding>, view: LockEvent) => string | undefined;
   /** Called once per resource at the end of input (for rules that wait, e.g. out a clock-skew window). */
-  readonly end?: (context: RuleContext) => void;
+  readonly end?: (context: RuleContext<S>) => void;
+}
+
+/** A rule, typed with its own per-resource state `S` (identity at run time). */
+export function defineRule<S = never>(rule: Rule<S>): Rule<S> {
+  return rule;
 }

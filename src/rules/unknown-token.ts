@@ -1,11 +1,17 @@
-import { retain, type LockEvent } from '../model/event.js';
+import { keep, type LockEvent } from '../model/event.js';
 import { formatToken } from '../model/format.js';
-import { MAX_PENDING, type ResourceTimeline } from '../timeline/timeline.js';
+import type { ResourceTimeline } from '../timeline/timeline.js';
 import { who } from './describe.js';
-import type { Handler, Rule, RuleContext } from './types.js';
+import { defineRule, type Handler, type RuleContext } from './types.js';
+
+/** Accepted writes waiting for the clock-skew window to pass before they are judged, per resource. */
+export const MAX_PENDING = 16;
+
+/** Per resource: accepted writes whose token was not granted yet, oldest first (at most MAX_PENDING). */
+type State = LockEvent[];
 
 /** An accepted write carried a token the authority never granted for that resource. */
-export const unknownToken: Rule = {
+export const unknownToken = defineRule<State>({
   meta: {
     id: 'unknown-token',
     severity: 'error',
@@ -15,8 +21,15 @@ export const unknownToken: Rule = {
     check: 'Compare each accepted token with the tokens the authority granted for the resource',
     action: 'Carry the generation the authority issued for this acquisition, unchanged, to the final write',
   },
+  state: () => [],
   on: {
-    acquire: flushing,
+    acquire(event, context) {
+      flush(context, event.ts);
+      // A grant cancels the judgements waiting for the same token.
+      const pending = context.peek();
+      if (pending === undefined || event.result !== 'granted' || event.fenceToken === undefined) return;
+      for (let i = pending.length - 1; i >= 0; i--) if (pending[i]!.fenceToken === event.fenceToken) pending.splice(i, 1);
+    },
     keepalive: flushing,
     expire: flushing,
     revoke: flushing,
@@ -27,27 +40,27 @@ export const unknownToken: Rule = {
       if (event.result !== 'accepted' || event.fenceToken === undefined || !timeline.isDecision(event)) return;
       if (timeline.grantStatus(event.fenceToken) === 'granted') return;
       // Wait out the clock-skew window: the grant may be logged by another source a little later.
-      const pending = (timeline.pendingUnknown ??= []);
+      const pending = context.slot();
       if (pending.length >= MAX_PENDING) judge(context, pending.shift()!);
-      pending.push(retain(event));
+      pending.push(keep(event, timeline));
     },
   },
   end(context) {
-    const pending = context.timeline.pendingUnknown;
+    const pending = context.peek();
     while (pending !== undefined && pending.length > 0) judge(context, pending.shift()!);
   },
-};
+});
 
-function flushing(...[event, context]: Parameters<Handler>): void {
+function flushing(...[event, context]: Parameters<Handler<State>>): void {
   flush(context, event.ts);
 }
 
-function flush(context: RuleContext, now: number): void {
-  const pending = context.timeline.pendingUnknown;
+function flush(context: RuleContext<State>, now: number): void {
+  const pending = context.peek();
   while (pending !== undefined && pending.length > 0 && pending[0]!.ts + context.options.clockSkewMs < now) judge(context, pending.shift()!);
 }
 
-function judge(context: RuleContext, write: LockEvent): void {
+function judge(context: RuleContext<State>, write: LockEvent): void {
   const t: ResourceTimeline = context.timeline;
   if (t.grantStatus(write.fenceToken!) !== 'never') return;
   const granted = t.highestGranted!.grant;

@@ -1,4 +1,3 @@
-import { ResourceTimeline } from '../timeline/timeline.js';
 import { formatDuration } from '../model/time.js';
 import { who, leaseEndEvidence } from './describe.js';
 import type { Rule } from './types.js';
@@ -20,7 +19,7 @@ export const writeAfterLeaseEnd: Rule = {
       const s = timeline.staleness(event);
       if (s === 'stale' || s === 'equal-other-handle') return; // the error finding covers it
       const lease = timeline.findLease(event);
-      if (lease === undefined || ResourceTimeline.liveAt(lease, event.ts)) return;
+      if (lease === undefined || lease.liveAt(event.ts)) return;
       const end = leaseEndEvidence(lease);
       if (end === undefined) return;
       const endTs = end.inferredEnd ?? end.event.ts;

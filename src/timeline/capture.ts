@@ -4,7 +4,7 @@
  * `perResource - head`; the whole capture stops taking events of finding-free resources once it
  * holds `total` events. What was left out is counted, never silently dropped.
  */
-import { retain, type LockEvent } from '../model/event.js';
+import { keep, type LockEvent } from '../model/event.js';
 
 export interface CaptureOptions {
   /** Only these resources (default: all). */
@@ -61,8 +61,6 @@ export class EventCapture {
   private readonly perResource: number;
   private readonly total: number;
   private held = 0;
-  /** Events not kept because the total cap was reached. */
-  refused = 0;
 
   constructor(options: CaptureOptions = {}) {
     this.only = options.resources === undefined ? undefined : new Set(options.resources);
@@ -75,19 +73,17 @@ export class EventCapture {
     if (this.only !== undefined && !this.only.has(e.resource)) return;
     let h = this.histories.get(e.resource);
     if (h === undefined) {
-      if (this.held >= this.total && !hasFindings) {
-        this.refused++;
-        return;
-      }
+      // Past the total cap a finding-free resource gets no history; the report counts such a
+      // resource in `timelinesOmitted` if it is wanted later.
+      if (this.held >= this.total && !hasFindings) return;
       const head = Math.floor(this.perResource / 5);
       h = new History(head, this.perResource - head);
       this.histories.set(e.resource, h);
     } else if (this.held >= this.total && !hasFindings) {
       h.dropped++;
-      this.refused++;
       return;
     }
-    this.held += h.add(retain(e));
+    this.held += h.add(keep(e));
   }
 
   /** The kept events of a resource, in arrival order, and how many were left out. */

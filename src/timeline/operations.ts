@@ -2,7 +2,7 @@
  * Writes by (resource, operationId), bounded: the oldest entries are forgotten past the cap, so
  * memory does not grow with the number of operations. Ties worker and resource views of one write.
  */
-import { retain, type LockEvent } from '../model/event.js';
+import { keep, type LockEvent } from '../model/event.js';
 import type { Finding } from '../model/report.js';
 
 export const DEFAULT_MAX_OPERATIONS = 100_000;
@@ -27,7 +27,6 @@ export class OperationIndex {
   /** Insertion order, for first-in-first-out forgetting in O(1). */
   private readonly order: (string | undefined)[];
   private next = 0;
-  private count = 0;
 
   constructor(max = DEFAULT_MAX_OPERATIONS) {
     this.order = new Array(Math.max(1, max));
@@ -63,7 +62,6 @@ export class OperationIndex {
   private remember(operationId: string): void {
     const old = this.order[this.next];
     if (old !== undefined) this.forgetOldest(old);
-    else this.count++;
     this.order[this.next] = operationId;
     this.next = (this.next + 1) % this.order.length;
   }
@@ -83,7 +81,7 @@ export class OperationIndex {
   static addView(entry: OperationEntry, view: LockEvent): boolean {
     const views = (entry.views ??= []);
     if (views.length >= MAX_VIEWS) return false;
-    views.push(retain(view));
+    views.push(keep(view));
     return true;
   }
 
@@ -98,9 +96,5 @@ export class OperationIndex {
 
   static findings(entry: OperationEntry): readonly Finding[] {
     return entry.findings ?? NONE;
-  }
-
-  get size(): number {
-    return this.count;
   }
 }

@@ -1,10 +1,12 @@
 /**
- * Per-resource state. Small and bounded: a few leases, the highest accepted and granted tokens with
- * the events that set them, a window of recently granted tokens, a ring of recent events, counters.
+ * Per-resource state: lock facts only (leases, tokens, the highest accepted write, counters), and
+ * a small query API for the rules (holder, findLease, staleness, grantStatus, endingsOf…). It
+ * knows no rule: a rule keeps what it needs in its own slot (`slots`, opaque here; see
+ * rules/types.ts). Small and bounded: a few leases, the highest accepted and granted tokens with
+ * trimmed copies of the events that set them, a window of recently granted tokens, counters.
  * Memory grows with resources, never with events.
  */
-import { recordOf, retain, type LockEvent, type Observer } from '../model/event.js';
-import { Reservoir } from './stats.js';
+import { keep, type LockEvent, type Observer } from '../model/event.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
@@ -43,16 +45,14 @@ export class Lease {
   endKind?: LeaseEnd;
   /** The lease granted before this one on the resource (a list, newest first: no array per resource). */
   older: Lease | undefined = undefined;
-  /** Rules that report at most once per lease. */
-  gapReported?: boolean;
-  equalInfoReported?: boolean;
 
-  constructor(grant: LockEvent) {
+  /** `resource` is the timeline's own string, shared by everything it keeps. */
+  constructor(grant: LockEvent, resource: string) {
     this.leaseId = grant.leaseId;
     this.ownerId = grant.ownerId;
     this.fenceToken = grant.fenceToken;
     this.grantTs = grant.ts;
-    this.resource = grant.resource;
+    this.resource = resource;
     this.grantTtlMs = grant.ttlMs;
     this.grantOperationId = grant.operationId;
     this.grantObserver = grant.observer;
@@ -124,6 +124,21 @@ export class Lease {
     };
   }
 
+  /**
+   * When the lease ended or ends: its logged end, else last renewal + ttl (inferred), else
+   * undefined (no end logged and no ttl known).
+   */
+  endsAt(): number | undefined {
+    if (this.end !== undefined) return this.end.ts;
+    return this.ttlMs !== undefined ? this.renewTs + this.ttlMs : undefined;
+  }
+
+  /** Not ended by a logged event, and not past its ttl since the last renewal. */
+  liveAt(t: number): boolean {
+    if (this.end !== undefined) return false;
+    return this.ttlMs === undefined || t <= this.renewTs + this.ttlMs;
+  }
+
   /** Whether the last renewal was a keepalive (not the grant itself). */
   get renewedSinceGrant(): boolean {
     return this.renewed;
@@ -139,31 +154,6 @@ export const MAX_LEASES = 8;
 export const MAX_ENDED = 2;
 /** Granted tokens remembered per resource (for unknown-token). */
 export const GRANTED_WINDOW = 64;
-/** Accepted writes waiting for the clock-skew window to pass before unknown-token judges them. */
-export const MAX_PENDING = 16;
-
-/** Acquire attempts in fixed time windows, for busy-rate-rising. */
-export interface BusyWindows {
-  start: number;
-  attempts: number;
-  busy: number;
-  /** First and last busy answers of the current window, for evidence. */
-  firstBusy?: LockEvent;
-  lastBusy?: LockEvent;
-  baseline?: { share: number; attempts: number; start: number; sample?: LockEvent };
-  reported: boolean;
-  /** Where time goes, collected from the first busy answer on. */
-  stats?: {
-    acquireLatency: Reservoir;
-    keepaliveLatency: Reservoir;
-    writeLatency: Reservoir;
-    holdMs: Reservoir;
-    keepaliveGapMs: Reservoir;
-    ttlMs: Reservoir;
-  };
-}
-
-const EMPTY_RING: (LockEvent | undefined)[] = [];
 
 export class ResourceTimeline {
   readonly resource: string;
@@ -185,14 +175,11 @@ export class ResourceTimeline {
   grants = 0;
   /** The resource itself logs its write decisions (some write has observer "resource"). */
   resourceLogsWrites = false;
-  /** Accepted writes whose token was not granted yet, waiting out the clock-skew window (allocated when needed). */
-  pendingUnknown: LockEvent[] | undefined;
-  clockTokenReported = false;
-  /** Owners (of writes with no findable lease) already told about a non-strict comparison (allocated when needed). */
-  equalInfoOwners: Set<string> | undefined;
-  busy: BusyWindows | undefined;
-  private readonly ring: (LockEvent | undefined)[];
-  private ringNext = 0;
+  /**
+   * The rules' own per-resource state, one slot per rule (by the engine's rule index), allocated
+   * when a rule first asks for it. Opaque here: the timeline never reads it.
+   */
+  slots: unknown[] | undefined;
 
   events = 0;
   accepted = 0;
@@ -218,20 +205,13 @@ export class ResourceTimeline {
   /** The generic answers stale writes got (rejected, error, timeout), allocated when needed. */
   notExplicitResults: Set<string> | undefined;
 
-  constructor(resource: string, ringSize: number) {
+  constructor(resource: string) {
     this.resource = resource;
-    this.ring = ringSize > 0 ? new Array<LockEvent | undefined>(ringSize) : EMPTY_RING;
-  }
-
-  /** When a lease is deemed ended without a logged end: last renewal + ttl. */
-  static inferredEnd(lease: Lease): number | undefined {
-    return lease.end === undefined && lease.ttlMs !== undefined ? lease.renewTs + lease.ttlMs : undefined;
   }
 
   /** Not ended by a logged event, and not past its ttl since the last renewal. */
   static liveAt(lease: Lease, t: number): boolean {
-    if (lease.end !== undefined) return false;
-    return lease.ttlMs === undefined || t <= lease.renewTs + lease.ttlMs;
+    return lease.liveAt(t);
   }
 
   /** The leases kept, oldest first (a copy, for inspection; the engine walks `newest`/`older`). */
@@ -241,10 +221,40 @@ export class ResourceTimeline {
     return out;
   }
 
-  /** The current holder at time t: the most recently granted lease live at t. */
-  holder(t: number): Lease | undefined {
-    for (let l = this.newest; l !== undefined; l = l.older) if (ResourceTimeline.liveAt(l, t)) return l;
+  /** The current holder at time t: the most recently granted lease live at t (other than those `skip` names). */
+  holder(t: number, skip?: (lease: Lease) => boolean): Lease | undefined {
+    for (let l = this.newest; l !== undefined; l = l.older) if (l.liveAt(t) && (skip === undefined || !skip(l))) return l;
     return undefined;
+  }
+
+  /** Whether a granted acquire only renews a live lease (the same grant logged again) rather than starting one. */
+  renewsLease(grant: LockEvent): boolean {
+    if (grant.leaseId === undefined) return false;
+    const existing = this.findLease(grant);
+    return existing !== undefined && existing.end === undefined && existing.fenceToken === grant.fenceToken;
+  }
+
+  /** The leases an expire, revoke or release will end when it is applied, with how (none for other events). */
+  endingsOf(ev: LockEvent): { lease: Lease; kind: LeaseEnd }[] {
+    const out: { lease: Lease; kind: LeaseEnd }[] = [];
+    switch (ev.type) {
+      case 'expire':
+      case 'revoke': {
+        const l = this.findLease(ev) ?? (hasHandle(ev) ? undefined : this.holder(ev.ts));
+        if (l !== undefined && l.end === undefined) out.push({ lease: l, kind: ev.type });
+        break;
+      }
+      case 'release': {
+        if (ev.result !== 'released') break;
+        const victim = this.isOldHandleRelease(ev);
+        // The authority removed the name: the current holder lost its lock to an old handle.
+        if (victim !== undefined) out.push({ lease: victim, kind: 'released-by-old-handle' });
+        const own = this.findLease(ev);
+        if (own !== undefined && own.end === undefined && own !== victim) out.push({ lease: own, kind: 'release' });
+        break;
+      }
+    }
+    return out;
   }
 
   /** The lease an event refers to: by leaseId, else by fenceToken, else the owner's latest lease. */
@@ -304,70 +314,28 @@ export class ResourceTimeline {
     return token > min ? 'never' : 'unknown';
   }
 
-  /** Recent events on this resource, oldest first (for stories). */
-  recent(): LockEvent[] {
-    const out: LockEvent[] = [];
-    const n = this.ring.length;
-    for (let i = 0; i < n; i++) {
-      const e = this.ring[(this.ringNext + i) % n];
-      if (e !== undefined) out.push(e);
-    }
-    return out;
-  }
-
-  /** Kept events of a lease share the lease's strings and token instead of their own equal copies. */
-  private static share(ev: LockEvent, lease: Lease): void {
-    if (ev.leaseId !== undefined && ev.leaseId === lease.leaseId) ev.leaseId = lease.leaseId;
-    if (ev.ownerId !== undefined && ev.ownerId === lease.ownerId) ev.ownerId = lease.ownerId;
-    if (ev.fenceToken !== undefined && ev.fenceToken === lease.fenceToken) ev.fenceToken = lease.fenceToken;
-  }
-
   /** Fold an event into the state. Called after the rules have seen it. */
   apply(ev: LockEvent): void {
     this.events++;
-    if (this.ring.length > 0) {
-      this.ring[this.ringNext] = retain(ev);
-      this.ringNext = (this.ringNext + 1) % this.ring.length;
-    }
-    if (ev.type === 'acquire') this.countAttempt(ev);
-    const stats = this.busy?.stats;
-    if (stats !== undefined) {
-      const latency = latencyOf(ev);
-      if (typeof latency === 'number' && Number.isFinite(latency)) {
-        if (ev.type === 'acquire') stats.acquireLatency.add(latency);
-        else if (ev.type === 'keepalive') stats.keepaliveLatency.add(latency);
-        else if (ev.type === 'write') stats.writeLatency.add(latency);
-      }
-    }
     switch (ev.type) {
       case 'acquire':
         if (ev.result === 'granted') this.grant(ev);
         break;
       case 'keepalive': {
         const l = this.findLease(ev);
-        if (l !== undefined && ev.result === 'ok' && l.end === undefined) {
-          stats?.keepaliveGapMs.add(ev.ts - l.renewTs);
-          l.renew(ev);
-        }
+        if (l !== undefined && ev.result === 'ok' && l.end === undefined) l.renew(ev);
         break;
       }
       case 'expire':
-      case 'revoke': {
-        const l = this.findLease(ev) ?? (hasHandle(ev) ? undefined : this.holder(ev.ts));
-        if (l !== undefined && l.end === undefined) this.end(l, ev, ev.type);
+      case 'revoke':
+        for (const { lease, kind } of this.endingsOf(ev)) this.end(lease, ev, kind);
         break;
-      }
       case 'release': {
-        const victim = this.isOldHandleRelease(ev);
-        if (victim !== undefined) this.oldHandleReleases++;
-        if (ev.result !== 'released') break;
-        if (victim !== undefined) {
-          // The authority removed the name: the current holder lost its lock to an old handle.
-          this.oldHandleReleasesSucceeded++;
-          this.end(victim, ev, 'released-by-old-handle');
+        if (this.isOldHandleRelease(ev) !== undefined) {
+          this.oldHandleReleases++;
+          if (ev.result === 'released') this.oldHandleReleasesSucceeded++;
         }
-        const own = this.findLease(ev);
-        if (own !== undefined && own.end === undefined) this.end(own, ev, 'release');
+        for (const { lease, kind } of this.endingsOf(ev)) this.end(lease, ev, kind);
         break;
       }
       case 'write':
@@ -377,13 +345,10 @@ export class ResourceTimeline {
   }
 
   private end(lease: Lease, ev: LockEvent, kind: LeaseEnd): void {
-    const kept = retain(ev);
-    ResourceTimeline.share(kept, lease);
-    lease.end = kept;
+    lease.end = keep(ev, { resource: this.resource, leaseId: lease.leaseId, ownerId: lease.ownerId, fenceToken: lease.fenceToken });
     // After its owner released it, the lease's last renewal is no longer evidence of anything.
     if (kind === 'release') lease.forgetRenewals();
     lease.endKind = kind;
-    this.busy?.stats?.holdMs.add(ev.ts - lease.grantTs);
   }
 
   private grant(ev: LockEvent): void {
@@ -394,17 +359,12 @@ export class ResourceTimeline {
       this.grants++;
       highest = this.highestGranted === undefined || token > this.highestGranted.fenceToken!;
       this.rememberGrant(token);
-      // A grant cancels pending unknown-token judgements for the same token.
-      const pending = this.pendingUnknown;
-      if (pending !== undefined) for (let i = pending.length - 1; i >= 0; i--) if (pending[i]!.fenceToken === token) pending.splice(i, 1);
     }
-    const existing = ev.leaseId !== undefined ? this.findLease(ev) : undefined;
-    if (existing !== undefined && existing.end === undefined && existing.fenceToken === token) {
-      existing.renew(ev);
+    if (this.renewsLease(ev)) {
+      this.findLease(ev)!.renew(ev);
       return;
     }
-    if (ev.ttlMs !== undefined) this.busy?.stats?.ttlMs.add(ev.ttlMs);
-    const lease = new Lease(ev);
+    const lease = new Lease(ev, this.resource);
     if (highest) this.highestGranted = lease;
     lease.older = this.newest;
     this.newest = lease;
@@ -447,27 +407,6 @@ export class ResourceTimeline {
     }
   }
 
-  private countAttempt(ev: LockEvent): void {
-    // Window bookkeeping is done by the busy-rate-rising rule before this (it closes windows);
-    // here the attempt is only counted.
-    this.busy ??= { start: ev.ts, attempts: 0, busy: 0, reported: false };
-    const b = this.busy;
-    b.attempts++;
-    if (ev.result === 'busy') {
-      b.busy++;
-      b.firstBusy ??= retain(ev);
-      b.lastBusy = retain(ev);
-      b.stats ??= {
-        acquireLatency: new Reservoir(),
-        keepaliveLatency: new Reservoir(),
-        writeLatency: new Reservoir(),
-        holdMs: new Reservoir(),
-        keepaliveGapMs: new Reservoir(),
-        ttlMs: new Reservoir(),
-      };
-    }
-  }
-
   private write(ev: LockEvent): void {
     if (ev.observer === 'resource') this.resourceLogsWrites = true;
     if (!this.isDecision(ev)) return;
@@ -484,9 +423,7 @@ export class ResourceTimeline {
         }
         else if (staleness === 'fresh') {
           const lease = this.findLease(ev);
-          const kept = retain(ev);
-          if (lease !== undefined) ResourceTimeline.share(kept, lease);
-          this.highest = kept;
+          this.highest = keep(ev, lease === undefined ? this : { resource: this.resource, leaseId: lease.leaseId, ownerId: lease.ownerId, fenceToken: lease.fenceToken });
         }
         break;
       case 'rejected-stale-fence':
@@ -502,12 +439,6 @@ export class ResourceTimeline {
         break;
     }
   }
-}
-
-/** The record's latencyMs, if any (parsed from the line only when the line mentions it). */
-function latencyOf(ev: LockEvent): unknown {
-  if (ev.record === undefined && ev.text !== undefined && !ev.text.includes('"latencyMs"')) return undefined;
-  return (recordOf(ev) ?? ev.fields)?.latencyMs;
 }
 
 const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
