@@ -296,3 +296,43 @@ function after(s: string, c: string, i: number): number {
   const at = s.indexOf(c, i);
   return at === -1 ? s.length : at + 1;
 }
+
+/**
+ * Compile a user regular expression for bounded time (compileRegex above): V8 when the pattern provably
+ * cannot backtrack super-linearly, else the linear-time re2js; refused when too long or when it
+ * uses lookaround or backreferences.
+ */
+export function safeRegex(source: string, flags: string, where: string): SafeRegex {
+  return compileRegex(source, flags, where);
+}
+
+/** A group followed by a quantifier whose body has a quantifier or |. Character classes and escapes are skipped. */
+export function hasNestedQuantifier(source: string): boolean {
+  const stack: { quantified: boolean; alternation: boolean }[] = [];
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]!;
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      continue;
+    }
+    if (c === '[') inClass = true;
+    else if (c === '(') stack.push({ quantified: false, alternation: false });
+    else if (c === ')') {
+      const g = stack.pop();
+      const next = source[i + 1];
+      const quantifiedAfter = next === '*' || next === '+' || next === '{' || (next === '?' && false);
+      if (g !== undefined && quantifiedAfter && (g.quantified || g.alternation)) return true;
+      if (g !== undefined && stack.length > 0 && (g.quantified || quantifiedAfter)) stack[stack.length - 1]!.quantified = true;
+    } else if (c === '*' || c === '+' || c === '{') {
+      if (stack.length > 0) stack[stack.length - 1]!.quantified = true;
+    } else if (c === '|') {
+      if (stack.length > 0) stack[stack.length - 1]!.alternation = true;
+    }
+  }
+  return false;
+}
