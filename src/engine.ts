@@ -10,7 +10,7 @@
  * calls it when live input goes quiet), and `finish()` does at the end of input. A view that
  * arrives after its finding was emitted is counted in `lateViews` and joins no finding.
  */
-import { fieldsOf, keep, type LockEvent } from './model/event.js';
+import { detach, fieldsOf, keep, type LockEvent } from './model/event.js';
 import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity, Uncertainty } from './model/report.js';
 import { formatToken, plural } from './model/format.js';
 import { isStaleRule } from './verdict.js';
@@ -169,8 +169,8 @@ export class Engine {
         this.firstUntracked ??= event.resource;
         return;
       }
-      timeline = new ResourceTimeline(event.resource);
-      this.timelines.set(event.resource, timeline);
+      timeline = new ResourceTimeline(detach(event.resource));
+      this.timelines.set(timeline.resource, timeline);
     }
     this.lastTimeline = timeline;
     const list = this.handlers.get(event.type);
@@ -316,7 +316,7 @@ export class Engine {
     if (uncertainty !== undefined) finding.uncertainty = uncertainty;
     // The reason names one possible error: the first, or the first about an accepted stale write.
     if (severity === 'error' && certainty === 'possible' && (timeline.firstUncertain === undefined || (!isStaleRule(timeline.firstUncertain.rule) && isStaleRule(finding.rule)))) {
-      timeline.firstUncertain = { finding: finding.id, rule: finding.rule, decide: uncertainty?.decide };
+      timeline.firstUncertain = { finding: finding.id, rule: finding.rule, decide: uncertainty?.decide === undefined ? undefined : detach(uncertainty.decide) };
     }
     const subject = input.subject ?? input.evidence[input.evidence.length - 1]?.event;
     const at = input.evidence.findIndex((r) => r.event === subject && r.inferredEnd === undefined);
@@ -382,8 +382,13 @@ function viewRole(view: LockEvent): string {
   return `worker's view: ${view.result}${view.fenceToken !== undefined ? ` with token ${view.fenceToken}` : ' with no token'}`;
 }
 
-/** A finding, once emitted, is a value: frozen with its evidence and details, so nothing can change it. */
+/**
+ * A finding, once emitted, is a value: frozen with its evidence and details, so nothing can change
+ * it. Its strings are detached first: a message or an owner cut from a long line would otherwise
+ * keep the whole line alive as long as the finding (see detach()).
+ */
 function freezeFinding(f: Finding): void {
+  detachAll(f);
   for (const e of f.evidence) {
     if (e.fields !== undefined) Object.freeze(e.fields);
     Object.freeze(e);
@@ -392,6 +397,15 @@ function freezeFinding(f: Finding): void {
   if (f.details !== undefined) deepFreeze(f.details);
   if (f.uncertainty !== undefined) deepFreeze(f.uncertainty);
   Object.freeze(f);
+}
+
+function detachAll(o: Record<string, unknown> | unknown[] | object): void {
+  const bag = o as Record<string, unknown>;
+  for (const k of Object.keys(bag)) {
+    const v = bag[k];
+    if (typeof v === 'string') bag[k] = detach(v);
+    else if (v !== null && typeof v === 'object' && !Object.isFrozen(v)) detachAll(v);
+  }
 }
 
 function deepFreeze(v: unknown): void {

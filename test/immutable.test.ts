@@ -107,7 +107,7 @@ describe('events are values', () => {
           } catch {
             return []; // blank, or one of the fixture's invalid lines
           }
-          const ev = canonical.toEvent(record, { file: 'f', line: i + 1, source: undefined as unknown as string });
+          const ev = canonical.toEvent(record, { file: 'f', line: i + 1, source: 'f' });
           if (ev === null || typeof ev !== 'object') return [];
           return [freeze ? Object.freeze(ev) : ev];
         })

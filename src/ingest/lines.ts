@@ -32,7 +32,10 @@ export interface LineReaderOptions {
 
 export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineReaderOptions = {}): AsyncGenerator<LineBatch> {
   const max = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
-  let carry: Buffer | undefined; // bytes of the current, unfinished line
+  // Bytes of the current, unfinished line, as copied pieces: joined once, when the line ends (a
+  // line over many chunks is not copied again with each chunk).
+  let carry: Buffer[] | undefined;
+  let carryLength = 0;
   let skipping = false; // inside a line that is over the cap
   let lineNo = 1;
   let first = true;
@@ -48,10 +51,14 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineRea
         lines.push(null);
         skipping = false;
       } else if (carry !== undefined) {
-        const total = carry.length + (nl - start);
+        const total = carryLength + (nl - start);
         if (total > max) lines.push(null);
-        else push(lines, decode(Buffer.concat([carry, chunk.subarray(start, nl)]), 0, total, first), bad);
+        else {
+          carry.push(chunk.subarray(start, nl));
+          push(lines, decode(Buffer.concat(carry, total), 0, total, first), bad);
+        }
         carry = undefined;
+        carryLength = 0;
       } else if (nl - start > max) {
         lines.push(null);
       } else {
@@ -63,22 +70,24 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineRea
     }
     if (start < chunk.length && !skipping) {
       const rest = chunk.subarray(start);
-      const size = (carry?.length ?? 0) + rest.length;
+      const size = carryLength + rest.length;
       if (size > max) {
         carry = undefined;
+        carryLength = 0;
         skipping = true;
       } else {
         // Copy: the chunk's memory may be reused by the stream.
-        carry = carry === undefined ? Buffer.from(rest) : Buffer.concat([carry, rest]);
+        (carry ??= []).push(Buffer.from(rest));
+        carryLength = size;
       }
     }
     if (lines.length > 0) yield { firstLine, lines, invalidUtf8: bad.set };
   }
   if (skipping) yield { firstLine: lineNo, lines: [null] };
-  else if (carry !== undefined && carry.length > 0) {
+  else if (carry !== undefined && carryLength > 0) {
     const lines: (string | null)[] = [];
     const bad: { set?: Set<number> } = {};
-    push(lines, decode(carry, 0, carry.length, first), bad);
+    push(lines, decode(Buffer.concat(carry, carryLength), 0, carryLength, first), bad);
     yield { firstLine: lineNo, lines, invalidUtf8: bad.set };
   }
 }

@@ -73,7 +73,7 @@ export function displayFields(record: Readonly<Record<string, unknown>> | undefi
     const v = record[key];
     if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') continue;
     out ??= Object.create(null) as Record<string, unknown>;
-    out[key] = typeof v === 'string' && v.length > MAX_DISPLAY_CHARS ? v.slice(0, MAX_DISPLAY_CHARS) + '…' : v;
+    out[key] = typeof v === 'string' && v.length > MAX_DISPLAY_CHARS ? detach(v.slice(0, MAX_DISPLAY_CHARS) + '…') : v;
     if (++n >= MAX_DISPLAY_FIELDS) break;
   }
   return out;
@@ -85,6 +85,20 @@ export function displayFields(record: Readonly<Record<string, unknown>> | undefi
  * grow with line length (a 900 KB `msg` is never held).
  */
 export const MAX_KEPT_LINE = 4096;
+
+/**
+ * A copy of `s` that holds no larger string. V8 makes a slice of 13 or more characters a view
+ * into the string it was cut from, so a resource name, owner or message cut from a 900 KB line
+ * keeps the whole line alive for as long as state keeps the name. State that outlives the line
+ * keeps detached copies. (`s + ' '` is a rope that slicing flattens into a string of its own.)
+ */
+export function detach(s: string): string {
+  return s.length < 13 ? s : (s + ' ').slice(0, -1);
+}
+
+function detachOpt(s: string | undefined): string | undefined {
+  return s === undefined || s.length < 13 ? s : (s + ' ').slice(0, -1);
+}
 
 /** Values a kept copy may share with state that holds the same ones (one string per resource, per lease). */
 export interface Shared {
@@ -115,15 +129,15 @@ export function keep(ev: LockEvent, shared?: Shared): LockEvent {
   return {
     ts: ev.ts,
     type: ev.type,
-    resource: s !== undefined && s.resource === ev.resource ? s.resource : ev.resource,
-    ownerId: s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : ev.ownerId,
-    leaseId: s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : ev.leaseId,
-    operationId: ev.operationId,
+    resource: s !== undefined && s.resource === ev.resource ? s.resource : detach(ev.resource),
+    ownerId: s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : detachOpt(ev.ownerId),
+    leaseId: s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : detachOpt(ev.leaseId),
+    operationId: detachOpt(ev.operationId),
     fenceToken: s !== undefined && ev.fenceToken !== undefined && s.fenceToken === ev.fenceToken ? s.fenceToken : ev.fenceToken,
     ttlMs: ev.ttlMs,
-    result: ev.result,
+    result: detach(ev.result),
     observer: ev.observer,
-    source: ev.source,
+    source: detach(ev.source),
     file: ev.file,
     line: ev.line,
     record: undefined,

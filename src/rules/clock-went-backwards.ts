@@ -1,5 +1,5 @@
 import type { LockEvent } from '../model/event.js';
-import { bounded, keep } from '../model/event.js';
+import { bounded, detach, keep } from '../model/event.js';
 import { formatDuration } from '../model/time.js';
 import type { EvidenceRef, Handler, Rule, RuleContext } from './types.js';
 
@@ -74,7 +74,7 @@ function check(...[event, context]: Parameters<Handler>): void {
     // Bounded: past MAX_DOMAINS (source, file) pairs the oldest is let go (a hostile log can give
     // every line its own source); a step in a domain let go is then not seen.
     if (state.previous.size >= MAX_DOMAINS) state.previous.delete(state.previous.keys().next().value!);
-    state.previous.set(`${event.source}\u0000${event.file}`, (entry = { event: bounded(event) }));
+    state.previous.set(detach(`${event.source}\u0000${event.file}`), (entry = { event: bounded(event) }));
     state.lastEntry = entry;
     return;
   }
@@ -86,10 +86,10 @@ function check(...[event, context]: Parameters<Handler>): void {
   let s = state.sources.get(event.source);
   if (s === undefined) {
     const step = { before: keep(before), after: keep(event), ms };
-    s = { source: event.source, count: 0, first: step, largest: step };
-    state.sources.set(event.source, s);
+    s = { source: detach(event.source), count: 0, first: step, largest: step };
+    state.sources.set(s.source, s);
     let list = state.byResource.get(event.resource);
-    if (list === undefined) state.byResource.set(event.resource, (list = []));
+    if (list === undefined) state.byResource.set(detach(event.resource), (list = []));
     list.push(s);
   } else if (ms > s.largest.ms) {
     s.largest = { before: keep(before), after: keep(event), ms };

@@ -2,7 +2,7 @@
  * Writes by (resource, operationId), bounded: the oldest entries are forgotten past the cap, so
  * memory does not grow with the number of operations. Ties worker and resource views of one write.
  */
-import { keep, type LockEvent } from '../model/event.js';
+import { detach, keep, type LockEvent } from '../model/event.js';
 import type { Finding } from '../model/report.js';
 
 export const DEFAULT_MAX_OPERATIONS = 100_000;
@@ -49,6 +49,8 @@ export class OperationIndex {
       if (other !== undefined) return other;
     }
     const e = { resource, accepted: undefined, views: undefined, findings: undefined };
+    // The key outlives its line: detached (see detach()).
+    operationId = detach(operationId);
     if (first === undefined) this.map.set(operationId, e);
     else {
       let list = this.more.get(operationId);

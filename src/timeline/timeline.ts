@@ -6,7 +6,7 @@
  * trimmed copies of the events that set them, a window of recently granted tokens, counters.
  * Memory grows with resources, never with events.
  */
-import { keep, type LockEvent, type Observer } from '../model/event.js';
+import { detach, keep, type LockEvent, type Observer } from '../model/event.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
@@ -48,15 +48,16 @@ export class Lease {
 
   /** `resource` is the timeline's own string, shared by everything it keeps. */
   constructor(grant: LockEvent, resource: string) {
-    this.leaseId = grant.leaseId;
-    this.ownerId = grant.ownerId;
+    // Detached: a lease outlives the line it was read from (see detach()).
+    this.leaseId = grant.leaseId === undefined ? undefined : detach(grant.leaseId);
+    this.ownerId = grant.ownerId === undefined ? undefined : detach(grant.ownerId);
     this.fenceToken = grant.fenceToken;
     this.grantTs = grant.ts;
     this.resource = resource;
     this.grantTtlMs = grant.ttlMs;
-    this.grantOperationId = grant.operationId;
+    this.grantOperationId = grant.operationId === undefined ? undefined : detach(grant.operationId);
     this.grantObserver = grant.observer;
-    this.grantSource = grant.source;
+    this.grantSource = detach(grant.source);
     this.grantFile = grant.file;
     this.grantLine = grant.line;
     this.ttlMs = grant.ttlMs;
@@ -92,7 +93,7 @@ export class Lease {
     this.renewed = true;
     this.renewLine = ev.line;
     this.renewFile = ev.file;
-    this.renewSource = ev.source;
+    if (ev.source !== this.renewSource) this.renewSource = ev.source === this.grantSource ? this.grantSource : detach(ev.source);
     this.renewObserver = ev.observer;
   }
 
@@ -434,7 +435,7 @@ export class ResourceTimeline {
         this.rejectedOther++;
         if (stale) {
           this.firstNotExplicit ??= { token: ev.fenceToken, highest: this.highest?.fenceToken, result: ev.result };
-          (this.notExplicitResults ??= new Set()).add(ev.result);
+          (this.notExplicitResults ??= new Set()).add(detach(ev.result));
         }
         break;
     }
