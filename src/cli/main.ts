@@ -10,7 +10,7 @@ import { StrictInputError, DEFAULT_MAX_PROBLEMS } from '../ingest/records.js';
 import { DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS, DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_FINDINGS, DEFAULT_MAX_RESOURCES } from '../engine.js';
 import { parseDuration } from '../model/time.js';
 import type { Report } from '../model/report.js';
-import { findingLine, summaryLine } from '../report/ndjson.js';
+import { findingLine, summaryLineChunks } from '../report/ndjson.js';
 import type { FailPolicy } from '../model/policy.js';
 import { Progress } from './progress.js';
 import type { CaseResult } from '../check/cases.js';
@@ -21,7 +21,7 @@ import { escapeTerminal } from '../report/escape.js';
 import { renderExplain, UnknownRuleError } from './explain.js';
 import { VERSION } from '../version.js';
 import { checkMistypedCommand, UnknownCommandError, unknownOptions, unknownOptionsMessage } from './did-you-mean.js';
-import { appendSummary, InputSet, interruptedNote, onStdoutError, openPlanned, OutputError, planOutput, stdoutSink, writeStdout, type Sink } from './output.js';
+import { appendSummaryChunks, InputSet, interruptedNote, onStdoutError, openPlanned, OutputError, planOutput, stdoutSink, writeStdout, type Sink } from './output.js';
 
 import { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, exitCodeFor } from '../model/policy.js';
 import { noEventsParts } from '../verdict.js';
@@ -369,7 +369,7 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   }
 
   if (sink !== undefined) {
-    await sink.write(summaryLine(report));
+    for (const chunk of summaryLineChunks(report)) await sink.write(chunk);
     await sink.close();
   } else {
     const toTerminal = args.output === undefined && process.stdout.isTTY === true;
@@ -377,22 +377,18 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
     // file is written to a temporary file beside it and renamed over it once complete and synced.
     const out: Sink = plan === undefined ? stdoutSink() : await openPlanned(plan, inputs);
     try {
-      if (format === 'json') {
-        // Written in pieces: a report of many resources is never one big string.
-        const { renderJsonChunks } = await import('../report/json.js');
-        for (const chunk of renderJsonChunks(report)) await out.write(chunk);
-      } else {
-        await out.write(await render(format as Exclude<typeof format, 'ndjson' | 'json'>, report, policy, { color: color && args.output === undefined, width: toTerminal ? process.stdout.columns : undefined }));
-      }
+      // Written in pieces: a report of many resources is never one big string.
+      const chunks = await render(format as Exclude<typeof format, 'ndjson'>, report, policy, { color: color && args.output === undefined, width: toTerminal ? process.stdout.columns : undefined });
+      for (const chunk of chunks) await out.write(chunk);
     } catch (err) {
       await out.abort();
       throw err;
     }
     await out.close();
     if (summaryPath !== undefined) {
-      const { renderMarkdown } = await import('../report/markdown.js');
+      const { renderMarkdownChunks } = await import('../report/markdown.js');
       // Appended to, as GitHub expects (it creates the file and reads it after the step).
-      await appendSummary(summaryPath, renderMarkdown(report) + '\n');
+      await appendSummaryChunks(summaryPath, withNewline(renderMarkdownChunks(report)));
     }
   }
   if (report.input.files.some((f) => f.error !== undefined)) return EXIT_USAGE;
@@ -439,20 +435,27 @@ function ruleList(rule: string | string[] | undefined): string[] | undefined {
   return ids;
 }
 
-/** Reporters are loaded only when asked for, to keep start-up short. */
-async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson' | 'json'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }): Promise<string> {
+/** Reporters are loaded only when asked for, to keep start-up short. Each gives its text in pieces. */
+async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }): Promise<Iterable<string>> {
   switch (format) {
+    case 'json':
+      return (await import('../report/json.js')).renderJsonChunks(report);
     case 'markdown':
-      return (await import('../report/markdown.js')).renderMarkdown(report);
+      return (await import('../report/markdown.js')).renderMarkdownChunks(report);
     case 'html':
-      return (await import('../report/html.js')).renderHtml(report);
+      return (await import('../report/html.js')).renderHtmlChunks(report);
     case 'junit':
-      return (await import('../report/junit.js')).renderJunit(report, policy);
+      return (await import('../report/junit.js')).renderJunitChunks(report, policy);
     case 'github':
-      return (await import('../report/github.js')).renderGithub(report);
+      return (await import('../report/github.js')).renderGithubChunks(report);
     case 'table':
-      return (await import('../report/table.js')).renderTable(report, table);
+      return (await import('../report/table.js')).renderTableChunks(report, table);
   }
+}
+
+function* withNewline(chunks: Iterable<string>): Generator<string> {
+  yield* chunks;
+  yield '\n';
 }
 
 /** A live stream could not be written (`-f ndjson -o /dev/full`): one line and exit 2, at once. */

@@ -446,14 +446,56 @@ export function writeFileAtomicSync(path: string, text: string, inputs: InputSet
 
 /** Append to `$GITHUB_STEP_SUMMARY` (as GitHub expects); one OutputError line on failure. */
 export async function appendSummary(path: string, text: string): Promise<void> {
+  await appendSummaryChunks(path, [text]);
+}
+
+/**
+ * appendSummary for a text given in pieces, written as they come. A summary that fails half-way
+ * (a write error, or its renderer throwing) is cut off again: the file keeps what it held before.
+ */
+export async function appendSummaryChunks(path: string, chunks: Iterable<string>): Promise<void> {
   let fh: FileHandle | undefined;
+  let start: number | undefined;
+  let written = false;
+  const cutBack = async () => {
+    if (fh === undefined) return;
+    if (written && start !== undefined) await fh.truncate(start).catch(() => undefined);
+    await fh.close().catch(() => undefined);
+  };
   try {
     fh = await open(path, 'a');
-    await writeAll(fh, Buffer.from(text, 'utf8'));
-    await fh.close();
+    const st = await fh.stat();
+    if (st.isFile()) start = st.size;
+  } catch (err) {
+    await cutBack();
+    throw new OutputError(`cannot write GITHUB_STEP_SUMMARY ${path}: ${writeReason(err)}`);
+  }
+  let pending: string[] = [];
+  let pendingLength = 0;
+  const flush = async () => {
+    const buf = Buffer.from(pending.join(''), 'utf8');
+    pending = [];
+    pendingLength = 0;
+    written = true;
+    try {
+      await writeAll(fh!, buf);
+    } catch (err) {
+      throw new OutputError(`cannot write GITHUB_STEP_SUMMARY ${path}: ${writeReason(err)}`);
+    }
+  };
+  try {
+    for (const chunk of chunks) {
+      pending.push(chunk);
+      pendingLength += chunk.length;
+      if (pendingLength >= BUFFER_BYTES) await flush();
+    }
+    await flush();
+    await fh.close().catch((err: unknown) => {
+      throw new OutputError(`cannot write GITHUB_STEP_SUMMARY ${path}: ${writeReason(err)}`);
+    });
     fh = undefined;
   } catch (err) {
-    await fh?.close().catch(() => undefined);
-    throw new OutputError(`cannot write GITHUB_STEP_SUMMARY ${path}: ${writeReason(err)}`);
+    await cutBack();
+    throw err;
   }
 }

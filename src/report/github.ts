@@ -5,6 +5,7 @@
  */
 import type { Finding, Report } from '../model/report.js';
 import { bySeverity } from '../model/policy.js';
+import { gather } from './chunks.js';
 import { escapeGithubData, escapeGithubProperty, escapeTerminal } from './escape.js';
 import { readinessCounts } from './headline.js';
 import { renderStory } from './story.js';
@@ -17,9 +18,17 @@ export interface GithubOptions {
 const LEVEL = { error: 'error', warning: 'warning', info: 'notice' } as const;
 
 export function renderGithub(report: Report, options: GithubOptions = {}): string {
+  return [...renderGithubChunks(report, options)].join('');
+}
+
+/** The same annotations in pieces of bounded size (a story is written line by line). */
+export function renderGithubChunks(report: Report, options: GithubOptions = {}): Generator<string> {
+  return gather(githubPieces(report, options));
+}
+
+function* githubPieces(report: Report, options: GithubOptions): Generator<string> {
   const max = options.maxPerLevel ?? 10;
   const count = { error: 0, warning: 0, notice: 0 };
-  const lines: string[] = [];
   let left = 0;
   for (const f of report.findings.slice().sort(bySeverity)) {
     const level = LEVEL[f.severity];
@@ -28,23 +37,23 @@ export function renderGithub(report: Report, options: GithubOptions = {}): strin
       continue;
     }
     count[level]++;
-    lines.push(annotation(level, f));
+    yield* annotation(level, f);
+    yield '\n';
   }
   left += report.summary.findingsOmitted;
   const s = report.summary;
-  lines.push(
-    `::notice title=stalewrite::${escapeGithubData(`verdict ${s.verdict}: ${s.findings} findings (${s.bySeverity.error} error, ${s.bySeverity.warning} warning, ${s.bySeverity.info} info) on ${readinessCounts(report)}; ${report.input.invalid} invalid lines${left > 0 ? `; ${left} findings not annotated (see the step summary or --format json)` : ''}${s.reasons.length > 0 ? `\n${s.reasons.map((r) => escapeTerminal(r.message)).join('\n')}` : ''}`)}`,
-  );
-  return lines.join('\n') + '\n';
+  yield `::notice title=stalewrite::${escapeGithubData(`verdict ${s.verdict}: ${s.findings} findings (${s.bySeverity.error} error, ${s.bySeverity.warning} warning, ${s.bySeverity.info} info) on ${readinessCounts(report)}; ${report.input.invalid} invalid lines${left > 0 ? `; ${left} findings not annotated (see the step summary or --format json)` : ''}${s.reasons.length > 0 ? `\n${s.reasons.map((r) => escapeTerminal(r.message)).join('\n')}` : ''}`)}` + '\n';
 }
 
-function annotation(level: string, f: Finding): string {
+function* annotation(level: string, f: Finding): Generator<string> {
   // The decisive evidence is the last event the finding rests on (the late write, the old release…).
   const decisive = f.evidence.find((e) => e.decisive) ?? f.evidence[f.evidence.length - 1];
   const props = [
     ...(decisive !== undefined && decisive.file !== 'stdin' ? [`file=${escapeGithubProperty(escapeTerminal(decisive.file))}`, `line=${decisive.line}`] : []),
     `title=${escapeGithubProperty(escapeTerminal(`stalewrite ${f.rule} on ${f.resource}`))}`,
   ].join(',');
-  const message = [`${escapeTerminal(f.message)} (${f.certainty})`, ...renderStory(f).map(escapeTerminal), `action: ${f.action}`].join('\n');
-  return `::${level} ${props}::${escapeGithubData(message)}`;
+  // The message line by line: escapeGithubData of the joined lines is the same, newlines becoming %0A.
+  yield `::${level} ${props}::${escapeGithubData(`${escapeTerminal(f.message)} (${f.certainty})`)}`;
+  for (const line of renderStory(f)) yield `%0A${escapeGithubData(escapeTerminal(line))}`;
+  yield `%0A${escapeGithubData(`action: ${f.action}`)}`;
 }

@@ -6,6 +6,7 @@
  * content goes through escapeHtml.
  */
 import { byReadiness, type Finding, type Report, type ResourceTimelineView, type TimelineEvent } from '../model/report.js';
+import { gather } from './chunks.js';
 import { escapeHtml as h } from './escape.js';
 import { readinessCounts } from './headline.js';
 import { relative, renderStory } from './story.js';
@@ -25,71 +26,92 @@ const COLOR = {
 } as Record<string, string>;
 
 export function renderHtml(report: Report): string {
+  return [...renderHtmlChunks(report)].join('');
+}
+
+/** The same HTML in pieces of bounded size: a finding's evidence and a timeline's marks are written one by one. */
+export function renderHtmlChunks(report: Report): Generator<string> {
+  return gather(htmlPieces(report));
+}
+
+function* htmlPieces(report: Report): Generator<string> {
   const s = report.summary;
-  const out: string[] = [];
-  out.push(`<!doctype html>
+  yield `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>stalewrite report: ${s.verdict}</title>
-<style>${CSS}</style></head><body>`);
-  out.push(`<header><h1>stalewrite report: <span class="v-${s.verdict}">${s.verdict.toUpperCase()}</span></h1>
+<style>${CSS}</style></head><body>`;
+  yield `\n<header><h1>stalewrite report: <span class="v-${s.verdict}">${s.verdict.toUpperCase()}</span></h1>
 <p>${s.findings} finding${s.findings === 1 ? '' : 's'} (${s.bySeverity.error} error, ${s.bySeverity.warning} warning, ${s.bySeverity.info} info) on ${h(readinessCounts(report))}.</p>
-${s.reasons.length > 0 ? `<ul class="reasons">${s.reasons.map((r) => `<li>${h(r.message)}</li>`).join('')}</ul>` : ''}
-<nav><b>Index:</b> <a href="#readiness">Readiness</a> · <a href="#timelines">Timelines</a> · <a href="#findings">Findings</a> · <a href="#input">Input health</a></nav></header>`);
+`;
+  if (s.reasons.length > 0) {
+    yield `<ul class="reasons">`;
+    for (const r of s.reasons) yield `<li>${h(r.message)}</li>`;
+    yield `</ul>`;
+  }
+  yield `
+<nav><b>Index:</b> <a href="#readiness">Readiness</a> · <a href="#timelines">Timelines</a> · <a href="#findings">Findings</a> · <a href="#input">Input health</a></nav></header>`;
 
-  out.push(`<section id="readiness"><h2>Readiness</h2><table><thead><tr><th>resource</th><th>readiness</th><th>highest accepted token</th><th>findings</th><th>why</th></tr></thead><tbody>`);
+  yield `\n<section id="readiness"><h2>Readiness</h2><table><thead><tr><th>resource</th><th>readiness</th><th>highest accepted token</th><th>findings</th><th>why</th></tr></thead><tbody>`;
   const resources = report.resources.slice().sort(byReadiness);
   const laneIds = new Map((report.timelines ?? []).map((t, i) => [t.resource, `lane-${i + 1}`]));
   for (const r of resources.slice(0, 200)) {
     const name = laneIds.has(r.resource) ? `<a href="#${laneIds.get(r.resource)}">${h(r.resource)}</a>` : h(r.resource);
-    out.push(`<tr><td>${name}</td><td class="v-${r.readiness}">${r.readiness}</td><td>${h(r.highestAcceptedToken ?? '–')}</td><td>${r.findings}</td><td>${h(r.reason)}</td></tr>`);
+    yield `\n<tr><td>${name}</td><td class="v-${r.readiness}">${r.readiness}</td><td>${h(r.highestAcceptedToken ?? '–')}</td><td>${r.findings}</td><td>${h(r.reason)}</td></tr>`;
   }
-  out.push(`</tbody></table>${resources.length > 200 ? `<p class="note">${resources.length - 200} more resources are not listed (see the JSON report).</p>` : ''}</section>`);
+  yield `\n</tbody></table>${resources.length > 200 ? `<p class="note">${resources.length - 200} more resources are not listed (see the JSON report).</p>` : ''}</section>`;
 
-  out.push(`<section id="timelines"><h2>Timelines</h2>`);
-  out.push(`<p class="legend"><span class="sw acc"></span>accepted <span class="sw stale"></span>rejected-stale-fence <span class="sw rej"></span>rejected / error <span class="sw to"></span>timeout (#n: token) ▲ acquire ◇ expire/revoke ■ release <span class="sw ring"></span>what a finding is about <span class="bar"></span>lease <span class="bar inf"></span>lease end inferred from TTL <span class="bar open"></span>no end known</p>`);
+  yield `\n<section id="timelines"><h2>Timelines</h2>`;
+  yield `\n<p class="legend"><span class="sw acc"></span>accepted <span class="sw stale"></span>rejected-stale-fence <span class="sw rej"></span>rejected / error <span class="sw to"></span>timeout (#n: token) ▲ acquire ◇ expire/revoke ■ release <span class="sw ring"></span>what a finding is about <span class="bar"></span>lease <span class="bar inf"></span>lease end inferred from TTL <span class="bar open"></span>no end known</p>`;
   const timelines = report.timelines ?? [];
-  if (timelines.length === 0) out.push(`<p class="note">No resource to draw${report.timelines === undefined ? '' : ' (only resources with findings are drawn by default; use --all-resources)'}.</p>`);
-  timelines.forEach((t, i) => out.push(lane(t, `lane-${i + 1}`)));
-  if ((report.timelinesOmitted ?? 0) > 0) out.push(`<p class="note">${report.timelinesOmitted} more resources are not drawn (raise --max-drawn).</p>`);
-  out.push(`</section>`);
-
-  out.push(`<section id="findings"><h2>Findings</h2>`);
-  if (report.findings.length === 0) out.push(`<p>No findings.</p>`);
-  else {
-    out.push(`<ul class="toc">`);
-    for (const f of report.findings) out.push(`<li><a href="#${f.id}">${f.id}</a> <span class="sev-${f.severity}">${f.severity}</span> <code>${h(f.rule)}</code> on ${h(f.resource)}</li>`);
-    out.push(`</ul>`);
-    for (const f of report.findings) out.push(finding(f, laneIds.get(f.resource)));
+  if (timelines.length === 0) yield `\n<p class="note">No resource to draw${report.timelines === undefined ? '' : ' (only resources with findings are drawn by default; use --all-resources)'}.</p>`;
+  for (let i = 0; i < timelines.length; i++) {
+    yield '\n';
+    yield* lane(timelines[i]!, `lane-${i + 1}`);
   }
-  if (s.findingsOmitted > 0) out.push(`<p class="note">${s.findingsOmitted} more findings are not listed (raise --max-findings).</p>`);
-  out.push(`</section>`);
+  if ((report.timelinesOmitted ?? 0) > 0) yield `\n<p class="note">${report.timelinesOmitted} more resources are not drawn (raise --max-drawn).</p>`;
+  yield `\n</section>`;
+
+  yield `\n<section id="findings"><h2>Findings</h2>`;
+  if (report.findings.length === 0) yield `\n<p>No findings.</p>`;
+  else {
+    yield `\n<ul class="toc">`;
+    for (const f of report.findings) yield `\n<li><a href="#${f.id}">${f.id}</a> <span class="sev-${f.severity}">${f.severity}</span> <code>${h(f.rule)}</code> on ${h(f.resource)}</li>`;
+    yield `\n</ul>`;
+    for (const f of report.findings) {
+      yield '\n';
+      yield* finding(f, laneIds.get(f.resource));
+    }
+  }
+  if (s.findingsOmitted > 0) yield `\n<p class="note">${s.findingsOmitted} more findings are not listed (raise --max-findings).</p>`;
+  yield `\n</section>`;
 
   const i = report.input;
-  out.push(`<section id="input"><h2>Input health</h2><p>${i.lines} lines = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid${i.joined > 0 ? ` + ${i.joined} joined (partial container log lines)` : ''}${i.duplicates > 0 ? ` + ${i.duplicates} duplicates (copies of events already read, counted once)` : ''}</p><table><thead><tr><th>file</th><th>lines</th><th>events</th><th>blank</th><th>ignored</th><th>invalid</th></tr></thead><tbody>`);
-  for (const f of i.files) out.push(`<tr><td>${h(f.file)}${f.sameAs !== undefined ? ` (the same file as ${h(f.sameAs)}, read once)` : ''}${f.error !== undefined ? ` <span class="sev-error">read stopped early: ${h(f.error)}</span>` : ''}</td><td>${f.lines}</td><td>${f.events}</td><td>${f.blank}</td><td>${f.ignored}</td><td>${f.invalid}</td></tr>`);
-  out.push(`</tbody></table>`);
+  yield `\n<section id="input"><h2>Input health</h2><p>${i.lines} lines = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid${i.joined > 0 ? ` + ${i.joined} joined (partial container log lines)` : ''}${i.duplicates > 0 ? ` + ${i.duplicates} duplicates (copies of events already read, counted once)` : ''}</p><table><thead><tr><th>file</th><th>lines</th><th>events</th><th>blank</th><th>ignored</th><th>invalid</th></tr></thead><tbody>`;
+  for (const f of i.files) yield `\n<tr><td>${h(f.file)}${f.sameAs !== undefined ? ` (the same file as ${h(f.sameAs)}, read once)` : ''}${f.error !== undefined ? ` <span class="sev-error">read stopped early: ${h(f.error)}</span>` : ''}</td><td>${f.lines}</td><td>${f.events}</td><td>${f.blank}</td><td>${f.ignored}</td><td>${f.invalid}</td></tr>`;
+  yield `\n</tbody></table>`;
   if (i.problems.length > 0) {
-    out.push(`<ul class="problems">`);
-    for (const p of i.problems.slice(0, 50)) out.push(`<li><code>${h(p.file)}:${p.line}</code> ${h(p.reason)}</li>`);
-    out.push(`</ul>`);
-    if (i.invalid > Math.min(50, i.problems.length)) out.push(`<p class="note">${i.invalid - Math.min(50, i.problems.length)} more invalid lines.</p>`);
+    yield `\n<ul class="problems">`;
+    for (const p of i.problems.slice(0, 50)) yield `\n<li><code>${h(p.file)}:${p.line}</code> ${h(p.reason)}</li>`;
+    yield `\n</ul>`;
+    if (i.invalid > Math.min(50, i.problems.length)) yield `\n<p class="note">${i.invalid - Math.min(50, i.problems.length)} more invalid lines.</p>`;
   }
-  out.push(`</section><footer>stalewrite ${h(report.tool.version)}</footer></body></html>\n`);
-  return out.join('\n');
+  yield `\n</section><footer>stalewrite ${h(report.tool.version)}</footer></body></html>\n`;
 }
 
-function finding(f: Finding, laneId: string | undefined): string {
-  const rows = f.evidence
-    .map((e) => `<tr${e.decisive ? ' class="decisive"' : ''}><td><code>${h(`${e.file}:${e.line}`)}</code>${e.inferred ? ' (inferred)' : ''}</td><td>${h(e.role)}</td><td>${h(e.ts)}</td><td>${h(e.type)}</td><td>${h(e.ownerId ?? '')}</td><td>${h(e.leaseId ?? '')}</td><td>${h(e.fenceToken ?? '')}</td><td>${h(e.result)}</td></tr>`)
-    .join('');
-  return `<article id="${f.id}" class="finding f-${f.severity}">
+function* finding(f: Finding, laneId: string | undefined): Generator<string> {
+  yield `<article id="${f.id}" class="finding f-${f.severity}">
 <h3>${f.id} <code>${h(f.rule)}</code> on ${laneId !== undefined ? `<a href="#${laneId}">${h(f.resource)}</a>` : h(f.resource)} <small class="sev-${f.severity}">${f.severity}, ${f.certainty}</small></h3>
 <p>${h(f.message)}</p>${f.uncertainty !== undefined ? `\n<p class="note">Certainty ${f.certainty}: ${h(f.uncertainty.decide)}</p>` : ''}
-<pre class="story">${renderStory(f).map(h).join('\n')}</pre>
+<pre class="story">`;
+  const story = renderStory(f);
+  for (let k = 0; k < story.length; k++) yield (k > 0 ? '\n' : '') + h(story[k]!);
+  yield `</pre>
 <table class="row"><tr><th>symptom</th><td>${h(f.symptom)}</td></tr><tr><th>cause</th><td>${h(f.cause)}</td></tr><tr><th>check</th><td>${h(f.check)}</td></tr><tr><th>action</th><td>${h(f.action)}</td></tr></table>
-<table><thead><tr><th>where</th><th>role</th><th>ts</th><th>type</th><th>owner</th><th>lease</th><th>token</th><th>result</th></tr></thead><tbody>${rows}</tbody></table>
+<table><thead><tr><th>where</th><th>role</th><th>ts</th><th>type</th><th>owner</th><th>lease</th><th>token</th><th>result</th></tr></thead><tbody>`;
+  for (const e of f.evidence) yield `<tr${e.decisive ? ' class="decisive"' : ''}><td><code>${h(`${e.file}:${e.line}`)}</code>${e.inferred ? ' (inferred)' : ''}</td><td>${h(e.role)}</td><td>${h(e.ts)}</td><td>${h(e.type)}</td><td>${h(e.ownerId ?? '')}</td><td>${h(e.leaseId ?? '')}</td><td>${h(e.fenceToken ?? '')}</td><td>${h(e.result)}</td></tr>`;
+  yield `</tbody></table>
 </article>`;
 }
 
@@ -102,8 +124,8 @@ interface LeaseBar {
   keepalives: { t: number; ok: boolean }[];
 }
 
-/** One resource's swimlanes as inline SVG. */
-function lane(t: ResourceTimelineView, id: string): string {
+/** One resource's swimlanes as inline SVG, an element at a time. */
+function* lane(t: ResourceTimelineView, id: string): Generator<string> {
   const events = t.events.map((e) => ({ e, ms: Date.parse(e.ts) }));
   const t0 = minOf(events.map((x) => x.ms));
   const t1 = maxOf(events.map((x) => x.ms));
@@ -155,16 +177,17 @@ function lane(t: ResourceTimelineView, id: string): string {
   }
 
   const height = TOP + lanes.length * LANE + 24;
-  const svg: string[] = [`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" role="img" aria-label="timeline of ${h(t.resource)}">`];
-  lanes.forEach((name, i) => {
-    svg.push(`<rect x="0" y="${y(i) - 4}" width="${W}" height="${LANE - 4}" class="lane${i % 2}"/>`);
-    svg.push(`<text x="6" y="${y(i) + 20}" class="lname">${h(clip(name, 22))}</text>`);
-  });
+  yield `<div class="res" id="${id}"><h3>${h(t.resource)} <span class="v-${t.readiness}">${t.readiness}</span></h3>${t.omitted > 0 ? `<p class="note">${t.omitted} events in the middle of this history are not drawn.</p>` : ''}`;
+  yield `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" role="img" aria-label="timeline of ${h(t.resource)}">`;
+  for (let i = 0; i < lanes.length; i++) {
+    yield `<rect x="0" y="${y(i) - 4}" width="${W}" height="${LANE - 4}" class="lane${i % 2}"/>`;
+    yield `<text x="6" y="${y(i) + 20}" class="lname">${h(clip(lanes[i]!, 22))}</text>`;
+  }
   for (const b of bars) {
     const cls = b.end === 'inferred' ? 'lease inf' : b.end === 'open' ? 'lease open' : 'lease';
-    svg.push(`<rect x="${x(b.from).toFixed(1)}" y="${y(b.lane) + 22}" width="${Math.max(2, x(b.to) - x(b.from)).toFixed(1)}" height="10" class="${cls}"><title>${h(b.label)}: ${b.end === 'logged' ? 'end logged' : b.end === 'inferred' ? 'end inferred (last renewal + ttl)' : 'no end known'}</title></rect>`);
-    if (b.end === 'inferred') svg.push(`<line x1="${x(b.to).toFixed(1)}" x2="${x(b.to).toFixed(1)}" y1="${y(b.lane) + 18}" y2="${y(b.lane) + 36}" class="infend"/>`);
-    for (const k of b.keepalives) svg.push(`<line x1="${x(k.t).toFixed(1)}" x2="${x(k.t).toFixed(1)}" y1="${y(b.lane) + 20}" y2="${y(b.lane) + 34}" class="${k.ok ? 'ka' : 'ka failed'}"><title>keepalive ${k.ok ? 'ok' : 'failed'}</title></line>`);
+    yield `<rect x="${x(b.from).toFixed(1)}" y="${y(b.lane) + 22}" width="${Math.max(2, x(b.to) - x(b.from)).toFixed(1)}" height="10" class="${cls}"><title>${h(b.label)}: ${b.end === 'logged' ? 'end logged' : b.end === 'inferred' ? 'end inferred (last renewal + ttl)' : 'no end known'}</title></rect>`;
+    if (b.end === 'inferred') yield `<line x1="${x(b.to).toFixed(1)}" x2="${x(b.to).toFixed(1)}" y1="${y(b.lane) + 18}" y2="${y(b.lane) + 36}" class="infend"/>`;
+    for (const k of b.keepalives) yield `<line x1="${x(k.t).toFixed(1)}" x2="${x(k.t).toFixed(1)}" y1="${y(b.lane) + 20}" y2="${y(b.lane) + 34}" class="${k.ok ? 'ka' : 'ka failed'}"><title>keepalive ${k.ok ? 'ok' : 'failed'}</title></line>`;
   }
   for (const { e, ms } of events) {
     const cx = x(ms).toFixed(1);
@@ -182,19 +205,23 @@ function lane(t: ResourceTimelineView, id: string): string {
     } else continue; // keepalives are ticks on the bar
     let ring = '';
     if (e.decisiveFor !== undefined) ring = `<circle cx="${cx}" cy="${cy}" r="10" class="ring"/>`;
-    const body = `<g class="ev${e.findings !== undefined ? ' cited' : ''}"><title>${h(tip)}${e.findings !== undefined ? ` — ${h(e.findings.join(', '))}` : ''}</title>${mark}${ring}</g>`;
     const target = e.decisiveFor?.[0] ?? e.findings?.[0];
-    svg.push(target !== undefined ? `<a href="#${target}">${body}</a>` : body);
+    yield `${target !== undefined ? `<a href="#${target}">` : ''}<g class="ev${e.findings !== undefined ? ' cited' : ''}"><title>${h(tip)}`;
+    // The ids citing an event one by one (escaped apart, as escapeHtml reads no further than a character).
+    if (e.findings !== undefined) {
+      yield ' — ';
+      for (let k = 0; k < e.findings.length; k++) yield (k === 0 ? '' : ', ') + h(e.findings[k]!);
+    }
+    yield `</title>${mark}${ring}</g>${target !== undefined ? '</a>' : ''}`;
   }
   // Time axis.
   const axisY = TOP + lanes.length * LANE + 8;
-  svg.push(`<line x1="${LEFT}" x2="${W - 20}" y1="${axisY}" y2="${axisY}" class="axis"/>`);
+  yield `<line x1="${LEFT}" x2="${W - 20}" y1="${axisY}" y2="${axisY}" class="axis"/>`;
   for (let k = 0; k <= 4; k++) {
     const ms = t0 + (span * k) / 4;
-    svg.push(`<text x="${x(ms).toFixed(1)}" y="${axisY + 14}" class="tick">t=${relative(Math.round(ms - t0))}</text>`);
+    yield `<text x="${x(ms).toFixed(1)}" y="${axisY + 14}" class="tick">t=${relative(Math.round(ms - t0))}</text>`;
   }
-  svg.push('</svg>');
-  return `<div class="res" id="${id}"><h3>${h(t.resource)} <span class="v-${t.readiness}">${t.readiness}</span></h3>${t.omitted > 0 ? `<p class="note">${t.omitted} events in the middle of this history are not drawn.</p>` : ''}${svg.join('')}</div>`;
+  yield '</svg></div>';
 }
 
 function clip(s: string, n: number): string {

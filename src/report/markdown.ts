@@ -1,6 +1,7 @@
 /** A postmortem-ready Markdown report: summary, readiness, findings by rule with stories, input health. */
 import { byReadiness, type EvidenceItem, type Finding, type Report } from '../model/report.js';
 import { escapeMarkdown as md, escapeTerminal, markdownFence } from './escape.js';
+import { gather, joinLines } from './chunks.js';
 import { readinessCounts, reasonLines } from './headline.js';
 import { renderStory } from './story.js';
 
@@ -15,45 +16,54 @@ export interface MarkdownOptions {
 
 
 export function renderMarkdown(report: Report, options: MarkdownOptions = {}): string {
-  const out: string[] = [];
+  return [...renderMarkdownChunks(report, options)].join('');
+}
+
+/** The same Markdown in pieces of bounded size, gathered from its lines. */
+export function renderMarkdownChunks(report: Report, options: MarkdownOptions = {}): Generator<string> {
+  return gather(joinLines(markdownLines(report, options)));
+}
+
+/** The report's lines (joined with newlines; the last is empty, so the text ends with one). */
+function* markdownLines(report: Report, options: MarkdownOptions): Generator<string> {
   const s = report.summary;
-  out.push(`# stalewrite report: ${s.verdict.toUpperCase()}`, '');
-  out.push(
+  yield* [`# stalewrite report: ${s.verdict.toUpperCase()}`, ''];
+  yield* [
     `**${s.findings}** finding${s.findings === 1 ? '' : 's'} (${s.bySeverity.error} error, ${s.bySeverity.warning} warning, ${s.bySeverity.info} info` +
       `${s.possibleBySeverity.error + s.possibleBySeverity.warning + s.possibleBySeverity.info > 0 ? `; ${s.possibleBySeverity.error + s.possibleBySeverity.warning + s.possibleBySeverity.info} only possible` : ''}) ` +
       `on ${readinessCounts(report)}.`,
     '',
-  );
+  ];
   const reasons = reasonLines(report);
-  if (reasons.length > 0) out.push(...reasons.map((r) => `- ${md(r)}`), '');
+  if (reasons.length > 0) yield* [...reasons.map((r) => `- ${md(r)}`), ''];
   const rules = Object.entries(s.byRule);
   if (rules.length > 0) {
-    out.push('| rule | severity | findings |', '|---|---|---|');
+    yield* ['| rule | severity | findings |', '|---|---|---|'];
     for (const [rule, n] of rules) {
       const sev = [...new Set(report.findings.filter((f) => f.rule === rule).map((f) => f.severity))].join(', ');
-      out.push(`| [\`${rule}\`](#rule-${rule}) | ${sev} | ${n} |`);
+      yield `| [\`${rule}\`](#rule-${rule}) | ${sev} | ${n} |`;
     }
-    out.push('');
+    yield '';
   }
-  if (s.findingsOmitted > 0) out.push(`> ${s.findingsOmitted} findings are not listed (past --max-findings).`, '');
-  if (s.untrackedEvents > 0) out.push(`> **Limit reached:** ${s.untrackedEvents} events of resources past --max-resources were NOT analysed.`, '');
+  if (s.findingsOmitted > 0) yield* [`> ${s.findingsOmitted} findings are not listed (past --max-findings).`, ''];
+  if (s.untrackedEvents > 0) yield* [`> **Limit reached:** ${s.untrackedEvents} events of resources past --max-resources were NOT analysed.`, ''];
 
-  out.push('## Readiness', '');
-  out.push(
+  yield* ['## Readiness', ''];
+  yield* [
     'The article\'s criterion: once token 2 is accepted, every request with token 1 gets an explicit stale result, the value stays token 2\'s, and an old release does not change lease B.',
     '',
-  );
+  ];
   const max = options.maxResources ?? 100;
   const sorted = report.resources.slice().sort(byReadiness);
-  out.push('| resource | readiness | highest accepted token | writes accepted / stale-rejected / other | findings | why |', '|---|---|---|---|---|---|');
+  yield* ['| resource | readiness | highest accepted token | writes accepted / stale-rejected / other | findings | why |', '|---|---|---|---|---|---|'];
   for (const r of sorted.slice(0, max)) {
-    out.push(`| ${md(r.resource)} | **${r.readiness}** | ${r.highestAcceptedToken ?? '–'} | ${r.writes.accepted} / ${r.writes.rejectedStaleFence} / ${r.writes.rejectedOther} | ${r.findings} | ${md(r.reason)} |`);
+    yield `| ${md(r.resource)} | **${r.readiness}** | ${r.highestAcceptedToken ?? '–'} | ${r.writes.accepted} / ${r.writes.rejectedStaleFence} / ${r.writes.rejectedOther} | ${r.findings} | ${md(r.reason)} |`;
   }
-  if (sorted.length > max) out.push('', `${sorted.length - max} more resources are not listed (see the JSON report).`);
-  out.push('');
+  if (sorted.length > max) yield* ['', `${sorted.length - max} more resources are not listed (see the JSON report).`];
+  yield '';
 
   if (report.findings.length > 0) {
-    out.push('## Findings', '');
+    yield* ['## Findings', ''];
     const perRule = options.maxFindingsPerRule ?? 20;
     const byRule = new Map<string, Finding[]>();
     for (const f of report.findings) {
@@ -63,42 +73,42 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
     }
     for (const [rule, list] of byRule) {
       const first = list[0]!;
-      out.push(`<a id="rule-${rule}"></a>`, '', `### \`${rule}\` (${first.severity}): ${list.length} finding${list.length === 1 ? '' : 's'}`, '');
-      out.push('| symptom | cause | check | action |', '|---|---|---|---|', `| ${md(first.symptom)} | ${md(first.cause)} | ${md(first.check)} | ${md(first.action)} |`, '');
-      out.push(`See [docs/rules/${rule}.md](docs/rules/${rule}.md).`, '');
-      for (const f of list.slice(0, perRule)) renderFinding(out, f);
-      if (list.length > perRule) out.push(`${list.length - perRule} more \`${rule}\` findings are not shown (see the JSON report).`, '');
+      yield* [`<a id="rule-${rule}"></a>`, '', `### \`${rule}\` (${first.severity}): ${list.length} finding${list.length === 1 ? '' : 's'}`, ''];
+      yield* ['| symptom | cause | check | action |', '|---|---|---|---|', `| ${md(first.symptom)} | ${md(first.cause)} | ${md(first.check)} | ${md(first.action)} |`, ''];
+      yield* [`See [docs/rules/${rule}.md](docs/rules/${rule}.md).`, ''];
+      for (const f of list.slice(0, perRule)) yield* findingLines(f);
+      if (list.length > perRule) yield* [`${list.length - perRule} more \`${rule}\` findings are not shown (see the JSON report).`, ''];
     }
   }
 
   const i = report.input;
-  out.push('## Input health', '');
-  out.push('| file | lines | events | blank | ignored | invalid |', '|---|---|---|---|---|---|');
-  for (const f of i.files) out.push(`| ${md(f.file)}${f.sameAs !== undefined ? ` (the same file as ${md(f.sameAs)}, read once)` : ''}${f.error !== undefined ? ` (read stopped early: ${md(f.error)})` : ''} | ${f.lines} | ${f.events} | ${f.blank} | ${f.ignored} | ${f.invalid} |`);
-  if (i.files.length > 1) out.push(`| **total** | ${i.lines} | ${i.events} | ${i.blank} | ${i.ignored} | ${i.invalid} |`);
-  if (i.duplicates > 0) out.push('', `${i.duplicates} duplicate events (copies of events already read, as at-least-once delivery makes them) were counted once and not analysed again.`);
-  out.push('');
+  yield* ['## Input health', ''];
+  yield* ['| file | lines | events | blank | ignored | invalid |', '|---|---|---|---|---|---|'];
+  for (const f of i.files) yield `| ${md(f.file)}${f.sameAs !== undefined ? ` (the same file as ${md(f.sameAs)}, read once)` : ''}${f.error !== undefined ? ` (read stopped early: ${md(f.error)})` : ''} | ${f.lines} | ${f.events} | ${f.blank} | ${f.ignored} | ${f.invalid} |`;
+  if (i.files.length > 1) yield `| **total** | ${i.lines} | ${i.events} | ${i.blank} | ${i.ignored} | ${i.invalid} |`;
+  if (i.duplicates > 0) yield* ['', `${i.duplicates} duplicate events (copies of events already read, as at-least-once delivery makes them) were counted once and not analysed again.`];
+  yield '';
   const maxProblems = options.maxProblems ?? 20;
   if (i.problems.length > 0) {
-    out.push('First invalid lines:', '');
-    for (const p of i.problems.slice(0, maxProblems)) out.push(`- \`${codeSpan(`${p.file}:${p.line}`)}\` ${md(p.reason)}`);
+    yield* ['First invalid lines:', ''];
+    for (const p of i.problems.slice(0, maxProblems)) yield `- \`${codeSpan(`${p.file}:${p.line}`)}\` ${md(p.reason)}`;
     const more = i.invalid - Math.min(i.problems.length, maxProblems);
-    if (more > 0) out.push(`- … and ${more} more`);
-    out.push('');
+    if (more > 0) yield `- … and ${more} more`;
+    yield '';
   }
-  out.push(`<sub>stalewrite ${md(report.tool.version)}</sub>`, '');
-  return out.join('\n');
+  yield* [`<sub>stalewrite ${md(report.tool.version)}</sub>`, ''];
 }
 
-function renderFinding(out: string[], f: Finding): void {
-  out.push(`#### ${f.id} on ${md(f.resource)} (${f.certainty})`, '', md(f.message), '');
-  if (f.uncertainty !== undefined) out.push(`*Certainty ${f.certainty}:* ${md(f.uncertainty.decide)}`, '');
-  const story = renderStory(f).map(escapeTerminal).join('\n');
-  const fence = markdownFence(story);
-  out.push(`${fence}text`, story, fence, '');
-  out.push('| where | role | ts | type | owner | lease | token | result |', '|---|---|---|---|---|---|---|---|');
-  for (const e of f.evidence) out.push(evidenceRow(e));
-  out.push('');
+function* findingLines(f: Finding): Generator<string> {
+  yield* [`#### ${f.id} on ${md(f.resource)} (${f.certainty})`, '', md(f.message), ''];
+  if (f.uncertainty !== undefined) yield* [`*Certainty ${f.certainty}:* ${md(f.uncertainty.decide)}`, ''];
+  // Line by line: a backtick run never spans a newline, so the longest fence of a line is the story's.
+  const story = renderStory(f).map(escapeTerminal);
+  const fence = story.map(markdownFence).reduce((a, b) => (b.length > a.length ? b : a), markdownFence(''));
+  yield* [`${fence}text`, ...story, fence, ''];
+  yield* ['| where | role | ts | type | owner | lease | token | result |', '|---|---|---|---|---|---|---|---|'];
+  for (const e of f.evidence) yield evidenceRow(e);
+  yield '';
 }
 
 function evidenceRow(e: EvidenceItem): string {

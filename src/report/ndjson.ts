@@ -4,6 +4,7 @@
  * input keeps flowing.
  */
 import type { Finding, Report } from '../model/report.js';
+import { gather } from './chunks.js';
 import { renderStory } from './story.js';
 
 export function findingLine(f: Finding): string {
@@ -11,5 +12,34 @@ export function findingLine(f: Finding): string {
 }
 
 export function summaryLine(report: Report): string {
-  return JSON.stringify({ kind: 'summary', tool: report.tool, summary: report.summary, resources: report.resources, input: report.input }) + '\n';
+  return [...summaryLineChunks(report)].join('');
+}
+
+/**
+ * The summary line in pieces: the same text as JSON.stringify of the summary object, with
+ * `resources` stringified one resource at a time (a million resources are never one string).
+ */
+export function summaryLineChunks(report: Report): Generator<string> {
+  return gather(summaryPieces({ kind: 'summary', tool: report.tool, summary: report.summary, resources: report.resources, input: report.input }));
+}
+
+function* summaryPieces(doc: Record<string, unknown>): Generator<string> {
+  yield '{';
+  let first = true;
+  for (const key of Object.keys(doc)) {
+    const value = doc[key];
+    // What JSON.stringify leaves out of an object.
+    if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
+    yield `${first ? '' : ','}${JSON.stringify(key)}:`;
+    first = false;
+    if (!Array.isArray(value)) {
+      yield JSON.stringify(value);
+      continue;
+    }
+    yield '[';
+    // What JSON.stringify writes for an array element it cannot represent.
+    for (let i = 0; i < value.length; i++) yield (i === 0 ? '' : ',') + (JSON.stringify(value[i]) ?? 'null');
+    yield ']';
+  }
+  yield '}\n';
 }

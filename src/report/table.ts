@@ -1,6 +1,7 @@
 /** The terminal report: findings, per-resource readiness and input health, as cli-table3 tables. */
 import Table from 'cli-table3';
 import { byReadiness, type Finding, type Readiness, type Report, type ResourceSummary } from '../model/report.js';
+import { gather, joinLines } from './chunks.js';
 import { escapeTerminal as t } from './escape.js';
 import { readinessCounts, reasonLines } from './headline.js';
 import { renderStory } from './story.js';
@@ -23,16 +24,31 @@ export interface TableOptions {
 
 
 export function renderTable(report: Report, options: TableOptions): string {
+  return [...renderTableChunks(report, options)].join('');
+}
+
+/**
+ * The same text in pieces of bounded size. Each of the two tables is one piece: cli-table3 lays a
+ * table out from all its rows (column widths, wrapping), so rows written in groups would not line
+ * up. They stay bounded as they are capped: maxFindings and maxResources rows, cells elided to
+ * MAX_CELL characters (an evidence cell has a
+ * line pair per evidence item of its finding).
+ */
+export function renderTableChunks(report: Report, options: TableOptions): Generator<string> {
+  return gather(joinLines(tableLines(report, options)));
+}
+
+/** The report's lines (joined with newlines; the last is empty, so the text ends with one). */
+function* tableLines(report: Report, options: TableOptions): Generator<string> {
   const c = colors(options.color);
   const style = options.color ? {} : { head: [] as string[], border: [] as string[] };
-  const out: string[] = [];
   const s = report.summary;
 
-  out.push(c.bold(`stalewrite: ${c.verdict(s.verdict, s.verdict.toUpperCase())}`) +
+  yield c.bold(`stalewrite: ${c.verdict(s.verdict, s.verdict.toUpperCase())}`) +
     ` (${s.findings} finding${s.findings === 1 ? '' : 's'}: ${s.bySeverity.error} error, ${s.bySeverity.warning} warning, ${s.bySeverity.info} info; ` +
-    `${readinessCounts(report)})`);
-  for (const line of reasonLines(report)) out.push(`  ${t(line)}`);
-  out.push('');
+    `${readinessCounts(report)})`;
+  for (const line of reasonLines(report)) yield `  ${t(line)}`;
+  yield '';
 
   if (report.findings.length > 0) {
     const head = ['#', 'severity', 'rule', 'resource', 'finding', 'evidence'];
@@ -40,21 +56,21 @@ export function renderTable(report: Report, options: TableOptions): string {
     const rows = report.findings.slice(0, maxRows).map((f) => [f.id, f.severity, f.rule, elide(t(f.resource)), `${elide(t(f.message))}\n(${f.certainty})`, evidenceCell(f)]);
     const table = new Table({ head, style, ...fit(options.width, [head, ...rows], [3, 4]) });
     for (const r of rows) table.push([r[0]!, c.severity(r[1]!), ...r.slice(2)]);
-    out.push(table.toString());
-    if (report.findings.length > maxRows) out.push(`… ${report.findings.length - maxRows} more findings in --format json, markdown or html`);
-    if (s.findingsOmitted > 0) out.push(`… ${s.findingsOmitted} more findings not listed (raise --max-findings)`);
-    out.push('');
+    yield table.toString();
+    if (report.findings.length > maxRows) yield `… ${report.findings.length - maxRows} more findings in --format json, markdown or html`;
+    if (s.findingsOmitted > 0) yield `… ${s.findingsOmitted} more findings not listed (raise --max-findings)`;
+    yield '';
     const maxStories = options.maxStories ?? 20;
     for (const f of report.findings.slice(0, maxStories)) {
-      out.push(`${f.id} ${f.rule} on ${t(f.resource)}:`);
-      for (const line of renderStory(f)) out.push(`  ${t(line)}`);
-      if (f.uncertainty !== undefined) out.push(`  (${f.certainty}: ${t(f.uncertainty.decide)})`);
-      out.push('');
+      yield `${f.id} ${f.rule} on ${t(f.resource)}:`;
+      for (const line of renderStory(f)) yield `  ${t(line)}`;
+      if (f.uncertainty !== undefined) yield `  (${f.certainty}: ${t(f.uncertainty.decide)})`;
+      yield '';
     }
-    if (report.findings.length > maxStories) out.push(`… stories of ${report.findings.length - maxStories} more findings in --format json`, '');
+    if (report.findings.length > maxStories) yield* [`… stories of ${report.findings.length - maxStories} more findings in --format json`, ''];
   } else {
-    out.push(s.findingsOmitted > 0 ? `No findings listed: ${s.findingsOmitted} found, past --max-findings (raise it to list them).` : 'No findings.');
-    out.push('');
+    yield s.findingsOmitted > 0 ? `No findings listed: ${s.findingsOmitted} found, past --max-findings (raise it to list them).` : 'No findings.';
+    yield '';
   }
 
   const max = options.maxResources ?? 50;
@@ -64,21 +80,21 @@ export function renderTable(report: Report, options: TableOptions): string {
     const rows = sorted.slice(0, max).map(resourceRow);
     const table = new Table({ head, style, ...fit(options.width, [head, ...rows], [0, 4]) });
     for (const r of rows) table.push([r[0]!, c.verdict(r[1] as Readiness, r[1]!), ...r.slice(2)]);
-    out.push(table.toString());
-    if (sorted.length > max) out.push(`… ${sorted.length - max} more resources (see --format json)`);
-    out.push('');
+    yield table.toString();
+    if (sorted.length > max) yield `… ${sorted.length - max} more resources (see --format json)`;
+    yield '';
   }
 
   const i = report.input;
-  out.push(`input: ${i.files.length} file${i.files.length === 1 ? '' : 's'}, ${i.lines} lines${i.expanded > 0 ? ` + ${i.expanded} more records in batches` : ''} = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid${i.joined > 0 ? ` + ${i.joined} joined (partial container log lines)` : ''}${i.duplicates > 0 ? ` + ${i.duplicates} duplicates (copies of events already read, counted once)` : ''}`);
-  for (const f of i.files) if (f.sameAs !== undefined) out.push(`  ${t(f.file)}: the same file as ${t(f.sameAs)}, read once`);
+  yield `input: ${i.files.length} file${i.files.length === 1 ? '' : 's'}, ${i.lines} lines${i.expanded > 0 ? ` + ${i.expanded} more records in batches` : ''} = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid${i.joined > 0 ? ` + ${i.joined} joined (partial container log lines)` : ''}${i.duplicates > 0 ? ` + ${i.duplicates} duplicates (copies of events already read, counted once)` : ''}`;
+  for (const f of i.files) if (f.sameAs !== undefined) yield `  ${t(f.file)}: the same file as ${t(f.sameAs)}, read once`;
   const maxProblems = options.maxProblems ?? 10;
-  for (const p of i.problems.slice(0, maxProblems)) out.push(`  ${t(p.file)}:${p.line}: ${t(p.reason)}`);
+  for (const p of i.problems.slice(0, maxProblems)) yield `  ${t(p.file)}:${p.line}: ${t(p.reason)}`;
   const more = i.invalid - Math.min(i.problems.length, maxProblems);
-  if (more > 0) out.push(`  … ${more} more invalid lines (see --format json)`);
-  for (const f of i.files) if (f.error !== undefined) out.push(c.red(`  ${t(f.file)}: read stopped early: ${t(f.error)}`));
-  if (s.untrackedEvents > 0) out.push(c.red(`LIMIT: more than ${s.resources} resources; ${s.untrackedEvents} events of further resources were NOT analysed (raise --max-resources)`));
-  return out.join('\n') + '\n';
+  if (more > 0) yield `  … ${more} more invalid lines (see --format json)`;
+  for (const f of i.files) if (f.error !== undefined) yield c.red(`  ${t(f.file)}: read stopped early: ${t(f.error)}`);
+  if (s.untrackedEvents > 0) yield c.red(`LIMIT: more than ${s.resources} resources; ${s.untrackedEvents} events of further resources were NOT analysed (raise --max-resources)`);
+  yield '';
 }
 
 /**
