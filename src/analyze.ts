@@ -9,7 +9,8 @@ import { fileSource, InputError, reasonOf, streamSource, type InputSource } from
 import { count, InputStats, type InputPolicy } from './ingest/records.js';
 import { parseSource } from './ingest/parse-source.js';
 import { maxWorkers, workerEvents, WORKER_MIN_BYTES } from './ingest/threaded.js';
-import type { LockEvent } from './model/event.js';
+import type { LineReader, LockEvent } from './model/event.js';
+import { LineStore } from './ingest/readback.js';
 import { byReadiness, type FileSummary, type Finding, type Problem, type Readiness, type Report, type TimelineEvent } from './model/report.js';
 import { EventCapture } from './timeline/capture.js';
 import { canonical } from './profiles/canonical.js';
@@ -113,6 +114,7 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   // read again: it gets an entry with `sameAs` and zero counts.
   const files: string[] = [];
   const sizes: (number | undefined)[] = [];
+  const fileStats: (Stats | undefined)[] = [];
   const seenFiles = new Map<string, string>();
   const sameAs = new Map<number, string>();
   // Input that can go quiet (stdin, a pipe, a stream): live findings are then flushed by the clock.
@@ -121,6 +123,7 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     if (path === '-') {
       files.push(path);
       sizes.push(undefined);
+      fileStats.push(undefined);
       live = true;
       continue;
     }
@@ -135,8 +138,10 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     seenFiles.set(id, path);
     files.push(path);
     sizes.push(st.size);
+    fileStats.push(st);
   }
   const threaded = filesForWorkers(sizes, profile, options.workers ?? 'auto');
+  const lineStore = new LineStore();
   const reopen = files.length > MANY_FILES;
   // Entries in the order the paths were given (a skipped path's entry where it was named).
   let next = 0;
@@ -155,7 +160,11 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     const summary = stats.addFile(input.name);
     summaries.push(summary);
     if (threaded.has(i) && recipe !== undefined) sources.push(workerSource({ path, name: path, recipe, maxLineBytes: options.maxLineBytes }, stats, summary, progress));
-    else sources.push(sourceEvents(input, profile, stats, summary, options.maxLineBytes, progress));
+    else {
+      const st = fileStats[i];
+      const byReference = st !== undefined && lineStore.register(path, st);
+      sources.push(sourceEvents(input, profile, stats, summary, options.maxLineBytes, progress, byReference));
+    }
   });
   for (const s of options.streams ?? []) {
     const summary = stats.addFile(s.name);
@@ -179,6 +188,7 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     busyThreshold: options.busyThreshold,
     maxResources: options.maxResources,
     onFinding: options.onFinding,
+    lines: lineStore.read,
   });
   const clockSkewMs = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
   const recent = options.dedupe === false ? undefined : new RecentEvents(options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS));
@@ -198,10 +208,14 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   } finally {
     if (quiet !== undefined) clearInterval(quiet);
   }
-  engine.finish();
-  const report = buildReport(engine, stats);
-  if (capture !== undefined) addTimelines(report, capture, options.timelines!);
-  return report;
+  try {
+    engine.finish();
+    const report = buildReport(engine, stats);
+    if (capture !== undefined) addTimelines(report, capture, options.timelines!, lineStore.read);
+    return report;
+  } finally {
+    lineStore.close();
+  }
 }
 
 /** Live input quiet this long (ms) emits the findings that wait for worker views (see Engine). */
@@ -229,7 +243,7 @@ async function feed(engine: Engine, merged: ReturnType<typeof mergeByTime>, rece
 }
 
 /** Attach captured histories, marking the events that findings point at. */
-function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<AnalyzeOptions['timelines']>): void {
+function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<AnalyzeOptions['timelines']>, lines: LineReader): void {
   const pointers = new Map<string, { findings: string[]; decisive: string[] }>();
   for (const f of report.findings) {
     for (const e of f.evidence) {
@@ -257,7 +271,7 @@ function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<A
     let highest: bigint | undefined;
     const resourceLogs = h.events.some((e) => e.type === 'write' && e.observer === 'resource');
     const events = h.events.map((e) => {
-      const item: TimelineEvent = { ...toEvidence({ event: e, role: '' }) };
+      const item: TimelineEvent = { ...toEvidence({ event: e, role: '' }, lines) };
       delete (item as { role?: string }).role;
       if (e.type === 'write' && e.result === 'accepted' && e.fenceToken !== undefined && (e.observer !== 'worker' || !resourceLogs)) {
         if (highest === undefined || e.fenceToken > highest) highest = e.fenceToken;
@@ -342,9 +356,9 @@ async function* workerSource(job: Parameters<typeof workerEvents>[0], stats: Inp
   yield* workerEvents(job, stats, summary, onBatch);
 }
 
-async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, summary: FileSummary, maxLineBytes: number | undefined, progress?: ProgressState): AsyncGenerator<LockEvent[]> {
+async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, summary: FileSummary, maxLineBytes: number | undefined, progress?: ProgressState, byReference = false): AsyncGenerator<LockEvent[]> {
   const chunks = progress === undefined ? input.open() : counted(input.open(), input.name, progress);
-  for await (const { events, lines } of parseSource(chunks, input.name, profile, stats, summary, maxLineBytes)) {
+  for await (const { events, lines } of parseSource(chunks, input.name, profile, stats, summary, maxLineBytes, byReference)) {
     if (progress !== undefined) {
       progress.info.lines += lines;
       progress.report(progress.info);

@@ -10,7 +10,7 @@
  * calls it when live input goes quiet), and `finish()` does at the end of input. A view that
  * arrives after its finding was emitted is counted in `lateViews` and joins no finding.
  */
-import { detach, fieldsOf, keep, type LockEvent } from './model/event.js';
+import { detach, fieldsOf, keep, type LineReader, type LockEvent } from './model/event.js';
 import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity, Uncertainty } from './model/report.js';
 import { formatToken, plural } from './model/format.js';
 import { isStaleRule } from './verdict.js';
@@ -37,6 +37,8 @@ export interface EngineOptions {
   capture?: EventCapture;
   /** Resources tracked at most (default 1 000 000); events of further resources are counted, not analysed. */
   maxResources?: number;
+  /** Reads back lines that kept events hold by reference (ingest/readback.ts), for evidence. */
+  lines?: LineReader;
   /** Called as soon as a finding is final (live output); see the comment at the top. */
   onFinding?: (finding: Finding) => void;
 }
@@ -71,6 +73,7 @@ export class Engine {
   private readonly handlers: Map<string, { rule: Rule; index: number; handle: NonNullable<Rule['on'][keyof Rule['on']]> }[]>;
   private readonly maxFindings: number;
   private readonly onFinding?: (finding: Finding) => void;
+  private readonly lines?: LineReader;
   private readonly ends: Rule[];
   private readonly capture?: EventCapture;
   private readonly maxResources: number;
@@ -112,6 +115,7 @@ export class Engine {
     this.ruleCount = options.rules.length;
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.onFinding = options.onFinding;
+    this.lines = options.lines;
     this.handlers = new Map();
     options.rules.forEach((rule, index) => {
       for (const [type, handle] of Object.entries(rule.on)) {
@@ -204,7 +208,7 @@ export class Engine {
         this.lateViews++;
         continue;
       }
-      addEvidence(f, { event: write, role: viewRole(write) });
+      addEvidence(f, { event: write, role: viewRole(write) }, this.lines);
       const message = this.ruleById.get(f.rule)?.onView?.(f, write);
       if (message !== undefined) f.message = message;
     }
@@ -310,7 +314,7 @@ export class Engine {
       cause: rule.meta.cause,
       check: rule.meta.check,
       action: rule.meta.action,
-      evidence: input.evidence.map(toEvidence),
+      evidence: input.evidence.map((r) => toEvidence(r, this.lines)),
     };
     if (input.details !== undefined) finding.details = input.details;
     if (uncertainty !== undefined) finding.uncertainty = uncertainty;
@@ -326,7 +330,7 @@ export class Engine {
     if (subject !== undefined && subject.operationId !== undefined && subject.type === 'write') {
       const entry = this.operations.touch(timeline.resource, subject.operationId);
       OperationIndex.link(entry, finding);
-      for (const view of OperationIndex.views(entry)) addEvidence(finding, { event: view, role: viewRole(view) });
+      for (const view of OperationIndex.views(entry)) addEvidence(finding, { event: view, role: viewRole(view) }, this.lines);
       deadline = Math.max(this.streamTime, subject.ts) + this.options.clockSkewMs;
       this.waiting.add(finding);
     }
@@ -415,13 +419,14 @@ function deepFreeze(v: unknown): void {
 }
 
 /** Add an evidence item unless the same line is already there in the same role. */
-function addEvidence(finding: Finding, ref: EvidenceRef): void {
-  const item = toEvidence(ref);
+function addEvidence(finding: Finding, ref: EvidenceRef, lines: LineReader | undefined): void {
+  const item = toEvidence(ref, lines);
   if (finding.evidence.some((e) => e.file === item.file && e.line === item.line && e.role === item.role)) return;
   finding.evidence.push(item);
 }
 
-export function toEvidence(ref: EvidenceRef): EvidenceItem {
+/** An evidence item of the report from a reference to an event (its line read back if need be, with `lines`). */
+export function toEvidence(ref: EvidenceRef, lines?: LineReader): EvidenceItem {
   const e = ref.event;
   const inferred = ref.inferredEnd !== undefined;
   const item: EvidenceItem = {
@@ -440,8 +445,11 @@ export function toEvidence(ref: EvidenceRef): EvidenceItem {
   if (e.operationId !== undefined) item.operationId = e.operationId;
   if (e.fenceToken !== undefined) item.fenceToken = e.fenceToken.toString();
   if (e.ttlMs !== undefined && !inferred) item.ttlMs = e.ttlMs;
-  const fields = inferred ? undefined : fieldsOf(e);
-  if (fields !== undefined) item.fields = fields;
+  if (!inferred) {
+    const { fields, unavailable } = fieldsOf(e, lines);
+    if (fields !== undefined) item.fields = fields;
+    if (unavailable !== undefined) item.lineUnavailable = unavailable;
+  }
   return item;
 }
 

@@ -24,6 +24,13 @@ export interface LineBatch {
   readonly times?: readonly (string | undefined)[];
   /** Physical lines merged into a following line of this batch (partial container log lines). */
   readonly joined?: number;
+  /**
+   * The byte offset in the input of each line (`lines[i]` starts at `offsets[i]`) and its length
+   * in bytes before the newline: what reads the line back for evidence (ingest/readback.ts).
+   * Absent where lines are not the input's bytes as they are (unwrapped container logs).
+   */
+  readonly offsets?: number[];
+  readonly lengths?: number[];
 }
 
 export interface LineReaderOptions {
@@ -39,14 +46,22 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineRea
   let skipping = false; // inside a line that is over the cap
   let lineNo = 1;
   let first = true;
+  /** Bytes before the current chunk, and where the current (carried) line started. */
+  let pos = 0;
+  let lineStart = 0;
   for await (const chunk of chunks) {
     const lines: (string | null)[] = [];
+    const offsets: number[] = [];
+    const lengths: number[] = [];
     const bad: { set?: Set<number> } = {};
     const firstLine = lineNo;
     let start = 0;
     for (;;) {
       const nl = chunk.indexOf(10, start);
       if (nl === -1) break;
+      if (carry === undefined && !skipping) lineStart = pos + start;
+      offsets.push(lineStart);
+      lengths.push(pos + nl - lineStart);
       if (skipping) {
         lines.push(null);
         skipping = false;
@@ -67,6 +82,7 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineRea
       first = false;
       lineNo++;
       start = nl + 1;
+      lineStart = pos + start;
     }
     if (start < chunk.length && !skipping) {
       const rest = chunk.subarray(start);
@@ -81,14 +97,15 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineRea
         carryLength = size;
       }
     }
-    if (lines.length > 0) yield { firstLine, lines, invalidUtf8: bad.set };
+    pos += chunk.length;
+    if (lines.length > 0) yield { firstLine, lines, invalidUtf8: bad.set, offsets, lengths };
   }
   if (skipping) yield { firstLine: lineNo, lines: [null] };
   else if (carry !== undefined && carryLength > 0) {
     const lines: (string | null)[] = [];
     const bad: { set?: Set<number> } = {};
     push(lines, decode(Buffer.concat(carry, carryLength), 0, carryLength, first), bad);
-    yield { firstLine: lineNo, lines, invalidUtf8: bad.set };
+    yield { firstLine: lineNo, lines, invalidUtf8: bad.set, offsets: [lineStart], lengths: [carryLength] };
   }
 }
 

@@ -19,6 +19,8 @@ export async function* parseSource(
   stats: InputStats,
   summary: FileSummary,
   maxLineBytes: number | undefined,
+  /** The input is a plain file that can be read again: events keep where their line is, not the line (see readback.ts). */
+  byReference = false,
 ): AsyncGenerator<{ events: LockEvent[]; lines: number }> {
   let chosen = profile.detect === undefined ? profile : undefined;
   const unwrapper = new Unwrapper(maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
@@ -34,7 +36,7 @@ export async function* parseSource(
       }
       summary.profile = chosen.name;
     }
-    return toEvents(batch, chosen, name, name, stats, summary);
+    return toEvents(batch, chosen, name, name, stats, summary, byReference);
   };
   try {
     for await (const raw of readLines(chunks, { maxLineBytes })) {

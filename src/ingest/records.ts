@@ -107,9 +107,12 @@ export class InputStats {
 }
 
 /** Turn a batch of lines into events, counting every line. */
-export function toEvents(batch: LineBatch, profile: Profile, file: string, source: string, stats: InputStats, summary: FileSummary): LockEvent[] {
+export function toEvents(batch: LineBatch, profile: Profile, file: string, source: string, stats: InputStats, summary: FileSummary, byReference = false): LockEvent[] {
   const out: LockEvent[] = [];
   const { lines, firstLine, lineNumbers, times } = batch;
+  // Lines of a plain file can be read back: events keep where they are instead of the line.
+  const offsets = byReference ? batch.offsets : undefined;
+  const lengths = batch.lengths;
   const parse = profile.parseLine;
   const expand = profile.expand;
   const fast = profile.fastEvent;
@@ -118,7 +121,15 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
   summary.lines += joined;
   summary.joined += joined;
   // One origin object per batch, updated per line (profiles read it synchronously, never keep it).
-  const origin: { file: string; line: number; source: string; text: string | undefined; wrapperTime: string | undefined } = { file, line: 0, source, text: undefined, wrapperTime: undefined };
+  const origin: { file: string; line: number; source: string; text: string | undefined; wrapperTime: string | undefined; offset: number | undefined; bytes: number | undefined } = {
+    file,
+    line: 0,
+    source,
+    text: undefined,
+    wrapperTime: undefined,
+    offset: undefined,
+    bytes: undefined,
+  };
   for (let i = 0; i < lines.length; i++) {
     const text = lines[i];
     const line = lineNumbers === undefined ? firstLine + i : lineNumbers[i]!;
@@ -133,6 +144,10 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
       continue;
     }
     const badUtf8 = batch.invalidUtf8 !== undefined && batch.invalidUtf8.has(i);
+    if (offsets !== undefined) {
+      origin.offset = offsets[i];
+      origin.bytes = lengths![i];
+    }
     if (fast !== undefined && !badUtf8) {
       origin.line = line;
       const ev = fast(text, origin);
@@ -174,9 +189,13 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
       // a report shows the event's other fields (kept writes hold less, and nothing is copied now).
       // Still part of building the event: nothing has seen it yet.
       if (parse === undefined && ev !== null && typeof ev === 'object' && ev.record === record) {
-        const building = ev as { record?: unknown; text?: string };
+        const building = ev as { record?: unknown; text?: string; offset?: number; bytes?: number };
         building.record = undefined;
         building.text = text;
+        if (offsets !== undefined) {
+          building.offset = origin.offset;
+          building.bytes = origin.bytes;
+        }
       }
       count(ev, stats, summary, line, out);
       continue;

@@ -57,7 +57,18 @@ export interface LockEvent {
   readonly text?: string;
   /** Non-canonical scalar fields of the record, clipped: what is kept for display (writes only, once kept). */
   readonly fields?: Readonly<Record<string, unknown>>;
+  /**
+   * Where the line is in its input (byte offset, and length before the newline), when the input
+   * is a plain file that can be read again and the line is the event's JSON (`text`): a kept copy
+   * then holds these two numbers instead of the line, and the line is read back when a finding
+   * shows the event (ingest/readback.ts).
+   */
+  readonly offset?: number;
+  readonly bytes?: number;
 }
+
+/** Reads an input's line back by reference: its text, or why it cannot be shown. */
+export type LineReader = (file: string, offset: number, bytes: number) => string | { readonly unavailable: string };
 
 const CANONICAL_FIELDS = new Set(['ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source']);
 const MAX_DISPLAY_FIELDS = 12;
@@ -119,8 +130,15 @@ export interface Shared {
 export function keep(ev: LockEvent, shared?: Shared): LockEvent {
   let text: string | undefined;
   let fields: Readonly<Record<string, unknown>> | undefined;
+  let offset: number | undefined;
+  let bytes: number | undefined;
   if (ev.type === 'write') {
-    if (ev.record !== undefined) fields = displayFields(ev.record);
+    if (ev.offset !== undefined && ev.record === undefined) {
+      // By reference: read back if a finding shows it.
+      offset = ev.offset;
+      bytes = ev.bytes;
+      fields = ev.fields;
+    } else if (ev.record !== undefined) fields = displayFields(ev.record);
     else if (ev.text !== undefined && ev.text.length > MAX_KEPT_LINE) fields = displayFields(JSON.parse(ev.text) as Record<string, unknown>);
     else if (ev.text !== undefined) text = ev.text;
     else fields = ev.fields;
@@ -143,6 +161,8 @@ export function keep(ev: LockEvent, shared?: Shared): LockEvent {
     record: undefined,
     text,
     fields,
+    offset,
+    bytes,
   };
 }
 
@@ -161,9 +181,23 @@ export function recordOf(ev: LockEvent): Readonly<Record<string, unknown>> | und
   return ev.text !== undefined ? (JSON.parse(ev.text) as Record<string, unknown>) : undefined;
 }
 
-/** Display fields of an event, retained or not. */
-export function fieldsOf(ev: LockEvent): Readonly<Record<string, unknown>> | undefined {
-  return ev.record !== undefined || ev.text !== undefined ? displayFields(recordOf(ev)) : ev.fields;
+/**
+ * Display fields of an event, kept or not: from its record or line, else read back by reference
+ * (with `lines`), else its kept fields. `unavailable` says why a referenced line cannot be shown.
+ */
+export function fieldsOf(ev: LockEvent, lines?: LineReader): { fields?: Readonly<Record<string, unknown>>; unavailable?: string } {
+  if (ev.record !== undefined || ev.text !== undefined) return { fields: displayFields(recordOf(ev)) };
+  if (ev.offset !== undefined && ev.bytes !== undefined && ev.type === 'write') {
+    if (lines === undefined) return { unavailable: 'the line is kept by reference and no reader was given' };
+    const text = lines(ev.file, ev.offset, ev.bytes);
+    if (typeof text !== 'string') return { unavailable: text.unavailable };
+    try {
+      return { fields: displayFields(JSON.parse(text) as Record<string, unknown>) };
+    } catch {
+      return { unavailable: `the line read back from ${ev.file} at byte ${ev.offset} is not the JSON it was (the file changed)` };
+    }
+  }
+  return { fields: ev.fields };
 }
 
 export function defaultObserver(type: EventType): Observer {

@@ -41,6 +41,11 @@ export interface EvidenceItem {
   /** Fields of the original record that are not canonical, for display. */
   fields?: Record<string, unknown>;
   /**
+   * Set when the line, kept by reference, could not be read back for `fields` (the file changed
+   * after it was read): why. The other values of the item are what was read the first time.
+   */
+  lineUnavailable?: string;
+  /**
    * This item is a lease end that no line logged: it was inferred as last renewal + ttl.
    * `ts` is the inferred time; `file:line` point at the renewal it was inferred from.
    */

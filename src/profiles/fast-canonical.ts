@@ -309,5 +309,7 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
     record: undefined,
     text: t,
     fields: undefined,
+    offset: origin.offset,
+    bytes: origin.bytes,
   };
 }

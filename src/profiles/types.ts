@@ -8,6 +8,9 @@ export interface RecordOrigin {
   readonly source: string;
   /** The raw line text, for exact recovery of large numbers. */
   readonly text?: string;
+  /** Where the line is in a plain-file input (see LockEvent.offset); events whose `text` is this line carry them. */
+  readonly offset?: number;
+  readonly bytes?: number;
   /**
    * The time of the container log wrapper the line came in (docker json-file, CRI, kubectl
    * --timestamps; RFC 3339): the record's time when it carries none of its own.
