@@ -914,12 +914,17 @@ describe('property: input accounting reconciles (valid lines in every allowed sh
   }, TIMEOUT);
 });
 
+/** A mixed history, fed as one input or split by source. */
+function mixedHistories() {
+  return configArb('mixed').chain((cfg) => {
+    const { events } = simulate(cfg);
+    return fc.record({ events: fc.constant(events), split: fc.boolean() });
+  });
+}
+
 describe('property: deterministic', () => {
   it('the same input analysed twice gives a byte-identical report', async () => {
-    const arb = configArb('mixed').chain((cfg) => {
-      const { events } = simulate(cfg);
-      return fc.record({ events: fc.constant(events), split: fc.boolean() });
-    });
+    const arb = mixedHistories();
     await fc.assert(
       fc.asyncProperty(arb, async ({ events, split }) => {
         const run = () =>
@@ -937,10 +942,7 @@ describe('property: deterministic', () => {
 
 describe('property: findings are final when emitted', () => {
   it('the live stream (onFinding) equals the report, and capture changes no finding', async () => {
-    const arb = configArb('mixed').chain((cfg) => {
-      const { events } = simulate(cfg);
-      return fc.record({ events: fc.constant(events), split: fc.boolean() });
-    });
+    const arb = mixedHistories();
     await fc.assert(
       fc.asyncProperty(arb, async ({ events, split }) => {
         const run = (capture: boolean, onFinding?: (f: Finding) => void) =>
