@@ -221,6 +221,11 @@ export class Engine {
       this.pending.length = 0;
       this.deadlines.length = 0;
       this.pendingHead = 0;
+    } else if (this.pendingHead > 1024 && this.pendingHead * 2 > this.pending.length) {
+      // Findings keep waiting behind one another: drop the emitted ones from the front.
+      this.pending.splice(0, this.pendingHead);
+      this.deadlines.splice(0, this.pendingHead);
+      this.pendingHead = 0;
     }
   }
 
