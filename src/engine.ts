@@ -13,6 +13,7 @@
 import { detach, fieldsOf, keep, type LineReader, type LockEvent } from './model/event.js';
 import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity, Uncertainty } from './model/report.js';
 import { formatToken, plural } from './model/format.js';
+import { formatMessage, type MessageData } from './model/message.js';
 import { isStaleRule } from './verdict.js';
 import { isoOf } from './model/time.js';
 import { checkEngineOptions } from './model/options.js';
@@ -209,8 +210,9 @@ export class Engine {
         continue;
       }
       addEvidence(f, { event: write, role: viewRole(write) }, this.lines);
-      const message = this.ruleById.get(f.rule)?.onView?.(f, write);
-      if (message !== undefined) f.message = message;
+      const rule = this.ruleById.get(f.rule);
+      const next = rule?.onView?.(f, write);
+      if (next !== undefined) Object.assign(f, renderMessage(rule!, next.messageId, next.data));
     }
   }
 
@@ -314,7 +316,7 @@ export class Engine {
       severity,
       certainty,
       resource: timeline.resource,
-      message: input.message,
+      ...renderMessage(rule, input.messageId, input.data),
       symptom: rule.meta.symptom,
       cause: rule.meta.cause,
       check: rule.meta.check,
@@ -383,6 +385,14 @@ export class Engine {
 }
 
 
+/** A finding's message, id and data, rendered from one of the rule's templates. */
+function renderMessage(rule: Rule, id: string, data: MessageData | undefined): { message: string; messageId: string; data: MessageData } {
+  const template = Object.prototype.hasOwnProperty.call(rule.messages, id) ? rule.messages[id] : undefined;
+  if (template === undefined) throw new Error(`rule ${rule.meta.id} reported message "${id}", which is not one of its messages`);
+  const copy: Record<string, string | number> = { ...data };
+  return { message: formatMessage(template, copy), messageId: `${rule.meta.id}/${id}`, data: copy };
+}
+
 function fmtMs(ms: number): string {
   return String(Math.round(ms * 1000) / 1000);
 }
@@ -404,6 +414,7 @@ function freezeFinding(f: Finding): void {
   }
   Object.freeze(f.evidence);
   if (f.details !== undefined) deepFreeze(f.details);
+  if (f.data !== undefined) deepFreeze(f.data);
   if (f.uncertainty !== undefined) deepFreeze(f.uncertainty);
   Object.freeze(f);
 }

@@ -1,4 +1,4 @@
-/** `stalewrite explain <rule>`: the rule's table row, why it matters, a bad log and a good log (from docs/rules). */
+/** `stalewrite explain <rule>`: the rule's table row, its message templates, why it matters, a bad log and a good log (from docs/rules). */
 import { readFileSync } from 'node:fs';
 import { rules } from '../rules/index.js';
 
@@ -16,6 +16,10 @@ export function renderExplain(id: string): string {
     `  cause:   ${m.cause}`,
     `  check:   ${m.check}`,
     `  action:  ${m.action}`,
+    '',
+    // The message templates, as findings report them (messageId `<rule>/<id>`, `{name}` filled from data).
+    'Messages:',
+    ...Object.entries(rule.messages).map(([key, template]) => `  ${key}: ${template}`),
   ];
   for (const heading of ['Why it matters', 'Bad log', 'Good log', 'What to change']) {
     const body = doc === undefined ? undefined : section(doc, heading);

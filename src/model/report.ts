@@ -1,4 +1,5 @@
 /** The report: what every reporter renders. Plain data, JSON-serialisable (tokens are decimal strings). */
+import type { MessageData } from './message.js';
 
 export type Severity = 'error' | 'warning' | 'info';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
@@ -80,7 +81,19 @@ export interface Finding {
   severity: Severity;
   certainty: Certainty;
   resource: string;
+  /** The finding in one sentence: the rule's message template `messageId` rendered with `data`. */
   message: string;
+  /**
+   * Which of the rule's message templates `message` was rendered from: `<rule>/<id>`, e.g.
+   * `accepted-stale-write/lateAccepted` (stable, for grouping and translation). Always set by this
+   * version; absent in reports written before it.
+   */
+  messageId?: string;
+  /**
+   * The values the template's `{name}` placeholders were filled with (owners, tokens, durations…,
+   * some already-formatted phrases), verbatim and unescaped. Set with `messageId`.
+   */
+  data?: MessageData;
   symptom: string;
   cause: string;
   check: string;

@@ -27,6 +27,10 @@ export const acceptedEqualToken = defineRule<State>({
     check: 'Compare the request token with the highest accepted token, and the lease of the write that set it',
     action: 'Reject tokens that are lower or equal (fence_token < $token); tell retries apart by operationId, not by token',
   },
+  messages: {
+    otherLease: '{writer} wrote with token {token} and was accepted, although token {token} had already been accepted from {firstWriter} under another lease',
+    sameLease: 'the resource accepted token {token} again from the same lease: it compares tokens non-strictly (≤), where the article asks for a strict <',
+  },
   state: () => ({ leases: [], owners: new Set() }),
   on: {
     write(event, { timeline, report, slot }) {
@@ -37,7 +41,8 @@ export const acceptedEqualToken = defineRule<State>({
       const token = formatToken(event.fenceToken);
       if (s === 'equal-other-handle') {
         report({
-          message: `${who(event)} wrote with token ${token} and was accepted, although token ${token} had already been accepted from ${who(setter)} under another lease`,
+          messageId: 'otherLease',
+          data: { writer: who(event), token, firstWriter: who(setter) },
           evidence: [
             { event: setter, role: 'first write accepted with this token' },
             { event, role: 'write from another lease accepted with the same token' },
@@ -60,7 +65,8 @@ export const acceptedEqualToken = defineRule<State>({
       }
       report({
         severity: 'info',
-        message: `the resource accepted token ${token} again from the same lease: it compares tokens non-strictly (≤), where the article asks for a strict <`,
+        messageId: 'sameLease',
+        data: { token },
         evidence: [
           { event: setter, role: 'first write accepted with this token' },
           { event, role: 'same token accepted again' },

@@ -13,6 +13,9 @@ export const acceptedStaleWrite: Rule = {
     check: 'Compare the request token with the highest token the resource has accepted',
     action: 'Reject stale writes atomically on the resource (UPDATE … WHERE fence_token < $token, then check the row count)',
   },
+  messages: {
+    lateAccepted: '{writer} wrote with token {token} and was accepted after token {highest} from {newerWriter} had been accepted',
+  },
   on: {
     write(event, { timeline, report }) {
       if (event.result !== 'accepted' || !timeline.isDecision(event)) return;
@@ -31,9 +34,8 @@ export const acceptedStaleWrite: Rule = {
       evidence.push({ event: newer, role: `newer accepted write; highest=${formatToken(newer.fenceToken)}` });
       evidence.push({ event, role: 'late write accepted' });
       report({
-        message:
-          `${who(event)} wrote with token ${formatToken(event.fenceToken)} and was accepted ` +
-          `after token ${formatToken(newer.fenceToken)} from ${who(newer)} had been accepted`,
+        messageId: 'lateAccepted',
+        data: { writer: who(event), token: formatToken(event.fenceToken), highest: formatToken(newer.fenceToken), newerWriter: who(newer) },
         evidence,
         order: [newer, event],
       });

@@ -38,6 +38,11 @@ export const busyRateRising = defineRule<BusyWindows>({
     check: 'Split acquire, keepalive and write latency; compare lease hold times and keepalive gaps with the TTL',
     action: 'Tune the TTL from measurements and do not hide the refusals',
   },
+  messages: {
+    rose: 'busy answers to acquire rose from {baselineShare} ({baselineAttempts} attempts, window from {baselineStart}) to {share} ({attempts} attempts, window from {start})',
+    roseWithFigures:
+      'busy answers to acquire rose from {baselineShare} ({baselineAttempts} attempts, window from {baselineStart}) to {share} ({attempts} attempts, window from {start}); {figures}',
+  },
   state: () => ({ start: Number.NaN, attempts: 0, busy: 0, reported: false }),
   on: {
     acquire(event, context) {
@@ -153,10 +158,17 @@ function report(context: RuleContext, b: BusyWindows, share: number, windowMs: n
   if (b.firstBusy !== undefined) evidence.push({ event: b.firstBusy, role: `rising window: first busy answer` });
   if (b.lastBusy !== undefined && b.lastBusy !== b.firstBusy) evidence.push({ event: b.lastBusy, role: `rising window: last busy answer (${pct(share)} busy)` });
   context.report({
-    message:
-      `busy answers to acquire rose from ${pct(base.share)} (${base.attempts} attempts, window from ${isoOf(base.start)}) ` +
-      `to ${pct(share)} (${b.attempts} attempts, window from ${isoOf(b.start)})` +
-      (parts.length > 0 ? `; ${parts.join('; ')}` : ''),
+    messageId: parts.length > 0 ? 'roseWithFigures' : 'rose',
+    data: {
+      baselineShare: pct(base.share),
+      baselineAttempts: base.attempts,
+      baselineStart: isoOf(base.start),
+      share: pct(share),
+      attempts: b.attempts,
+      start: isoOf(b.start),
+      // Latency, hold, gap and TTL figures, each "label p50 …ms, p95 …ms, max …ms (n=…)", joined by "; ".
+      ...(parts.length > 0 ? { figures: parts.join('; ') } : {}),
+    },
     evidence,
     certainty: 'definite',
     details,

@@ -27,6 +27,9 @@ export const clockDerivedToken = defineRule<State>({
     check: 'Read tokens as epoch seconds, milliseconds, microseconds and nanoseconds and compare with the event time',
     action: 'Never derive tokens from the wall clock (article, step 4): use a monotonic generation per resource from the authority',
   },
+  messages: {
+    looksLikeClock: "token {token} is within a day of the event's own time read as epoch {unit}: tokens seem to come from a clock",
+  },
   state: () => ({ reported: false }),
   on: {
     acquire: check,
@@ -41,7 +44,8 @@ function check(...[event, { report, peek, slot }]: Parameters<Handler<State>>): 
   if (unit === undefined) return;
   slot().reported = true;
   report({
-    message: `token ${formatToken(event.fenceToken)} is within a day of the event's own time read as epoch ${unit}: tokens seem to come from a clock`,
+    messageId: 'looksLikeClock',
+    data: { token: formatToken(event.fenceToken), unit },
     evidence: [{ event, role: `token reads as epoch ${unit}` }],
     certainty: 'definite',
   });

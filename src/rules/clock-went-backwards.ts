@@ -19,6 +19,13 @@ export const clockWentBackwards: Rule = {
     check: 'Compare each line with the previous line of the same file, per clock domain, against --clock-skew',
     action: 'Log from a clock that is only slewed, not stepped; give each host its own source; durations and lease ends across the step are not to be trusted',
   },
+  messages: {
+    once: 'the clock of {source} went backwards once by more than --clock-skew {skew} (largest step {largestStep}; at {first}): its lines are taken in file order, but durations, TTLs and lease ends across a step are wrong',
+    firstLargest:
+      'the clock of {source} went backwards {count} times by more than --clock-skew {skew} (largest step {largestStep}; at {first}): its lines are taken in file order, but durations, TTLs and lease ends across a step are wrong',
+    largestLater:
+      'the clock of {source} went backwards {count} times by more than --clock-skew {skew} (largest step {largestStep}; first at {first}; the largest step at {largest}): its lines are taken in file order, but durations, TTLs and lease ends across a step are wrong',
+  },
   on: {
     acquire: check,
     keepalive: check,
@@ -104,8 +111,8 @@ function at(e: LockEvent): string {
 function report(context: RuleContext, s: SourceSteps): void {
   const { first, largest } = s;
   const skew = formatDuration(context.options.clockSkewMs);
-  const steps = s.count === 1 ? 'once' : `${s.count} times`;
-  const where = s.count === 1 || largest === first ? `at ${at(first.after)}` : `first at ${at(first.after)}; the largest step at ${at(largest.after)}`;
+  // Once; several times, the first step the largest; several times, a larger step later.
+  const messageId = s.count === 1 ? 'once' : largest === first ? 'firstLargest' : 'largestLater';
   const evidence: EvidenceRef[] = [
     { event: first.before, role: `line before the ${s.count === 1 ? '' : 'first '}step back` },
     { event: first.after, role: `${formatDuration(first.ms)} earlier than the line before it${largest === first && s.count > 1 ? ' (the largest step)' : ''}` },
@@ -114,7 +121,15 @@ function report(context: RuleContext, s: SourceSteps): void {
     evidence.push({ event: largest.before, role: 'line before the largest step back' }, { event: largest.after, role: `${formatDuration(largest.ms)} earlier than the line before it (the largest step)` });
   }
   context.report({
-    message: `the clock of ${s.source} went backwards ${steps} by more than --clock-skew ${skew} (largest step ${formatDuration(largest.ms)}; ${where}): its lines are taken in file order, but durations, TTLs and lease ends across a step are wrong`,
+    messageId,
+    data: {
+      source: s.source,
+      ...(s.count === 1 ? {} : { count: s.count }),
+      skew,
+      largestStep: formatDuration(largest.ms),
+      first: at(first.after),
+      ...(messageId === 'largestLater' ? { largest: at(largest.after) } : {}),
+    },
     evidence,
     certainty: 'definite',
     subject: first.after,

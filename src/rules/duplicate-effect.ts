@@ -11,13 +11,17 @@ export const duplicateEffect: Rule = {
     check: 'Find the operationId and the effect journal',
     action: 'Add a separate idempotency contract: record applied operationIds with the effect and skip repeats',
   },
+  messages: {
+    acceptedAgain: 'operation {operationId} was accepted again (first by {firstWriter}, now by {writer}): its effect applied twice',
+  },
   on: {
     write(event, { timeline, report, operations }) {
       if (event.result !== 'accepted' || event.operationId === undefined || !timeline.isDecision(event)) return;
       const first = operations.get(event.resource, event.operationId)?.accepted;
       if (first === undefined) return;
       report({
-        message: `operation ${event.operationId} was accepted again (first by ${first.ownerId ?? 'an unnamed writer'}, now by ${event.ownerId ?? 'an unnamed writer'}): its effect applied twice`,
+        messageId: 'acceptedAgain',
+        data: { operationId: event.operationId, firstWriter: first.ownerId ?? 'an unnamed writer', writer: event.ownerId ?? 'an unnamed writer' },
         evidence: [
           { event: first, role: 'operation first accepted' },
           { event, role: 'same operation accepted again' },

@@ -18,6 +18,9 @@ export const keepaliveGap = defineRule<State>({
     check: 'Measure the gaps between successful renewals against the TTL, and what the owner did after a gap',
     action: 'Tune the TTL from measured pauses, renew well within it, and stop work when the lease is lost',
   },
+  messages: {
+    pause: '{lease} went {gap} without a successful renewal (TTL {ttl}), then its owner acted again ({action}): a pause longer than the TTL',
+  },
   state: () => [],
   on: {
     keepalive: check,
@@ -38,7 +41,8 @@ function check(...[event, { timeline, report, peek, slot }]: Parameters<Handler<
   reported.push(lease);
   const lastRenew = lease.lastRenew;
   report({
-    message: `${handle(lease)} went ${formatDuration(gap)} without a successful renewal (TTL ${formatDuration(lease.ttlMs)}), then its owner acted again (${event.type}): a pause longer than the TTL`,
+    messageId: 'pause',
+    data: { lease: handle(lease), gap: formatDuration(gap), ttl: formatDuration(lease.ttlMs), action: event.type },
     evidence: [
       ...(lease.renewedSinceGrant ? [{ event: lease.grant, role: 'lease granted' }] : []),
       { event: lastRenew, role: 'last successful renewal' },

@@ -1,7 +1,7 @@
 import { formatToken } from '../model/format.js';
 import type { LockEvent } from '../model/event.js';
 import { who } from './describe.js';
-import type { EvidenceRef, Rule } from './types.js';
+import type { EvidenceRef, Rule, RuleMessage } from './types.js';
 import { OperationIndex } from '../timeline/operations.js';
 
 /** The resource accepted a write that carried no fencing token. */
@@ -15,6 +15,13 @@ export const missingToken: Rule = {
     check: 'Trace the lock fields through to the final write',
     action: 'Carry the fencing token with every write and store the highest accepted generation on the resource',
   },
+  messages: {
+    noToken: '{writer} wrote without a fencing token and the resource accepted it',
+    droppedInTransit:
+      "{writer}'s write reached the resource without a fencing token and was accepted, although the worker sent token {sent}: the token was dropped in transit",
+    /** A worker's view with a token arrived after the finding was made (onView). */
+    droppedLate: '{writer} wrote without a fencing token and the resource accepted it, although the worker sent token {sent}: the token was dropped in transit',
+  },
   on: {
     write(event, { timeline, report, operations }) {
       if (event.result !== 'accepted' || event.fenceToken !== undefined || !timeline.isDecision(event)) return;
@@ -25,7 +32,7 @@ export const missingToken: Rule = {
       // A worker's view of the same operation that carried a token: the token was dropped in transit.
       const carried = event.operationId === undefined ? undefined : OperationIndex.views(operations.get(event.resource, event.operationId)).find(hasToken);
       report({
-        message: carried !== undefined ? droppedMessage(event, carried) : `${who(event)} wrote without a fencing token and the resource accepted it`,
+        ...(carried !== undefined ? droppedMessage(event, carried) : { messageId: 'noToken', data: { writer: who(event) } }),
         evidence,
         certainty: 'definite',
         subject: event,
@@ -33,15 +40,15 @@ export const missingToken: Rule = {
     },
   },
   onView(finding, view) {
-    if (view.fenceToken !== undefined && !finding.message.includes('dropped in transit')) {
-      return `${finding.message}, although the worker sent token ${formatToken(view.fenceToken)}: the token was dropped in transit`;
+    if (view.fenceToken !== undefined && finding.messageId === 'missing-token/noToken') {
+      return { messageId: 'droppedLate', data: { ...finding.data, sent: formatToken(view.fenceToken) } };
     }
     return undefined;
   },
 };
 
-export function droppedMessage(write: LockEvent, view: LockEvent): string {
-  return `${who(write)}'s write reached the resource without a fencing token and was accepted, although the worker sent token ${formatToken(view.fenceToken)}: the token was dropped in transit`;
+export function droppedMessage(write: LockEvent, view: LockEvent): RuleMessage {
+  return { messageId: 'droppedInTransit', data: { writer: who(write), sent: formatToken(view.fenceToken) } };
 }
 
 function hasToken(e: LockEvent): boolean {

@@ -14,13 +14,18 @@ export const overlappingLeases: Rule = {
     check: 'For each grant, look for a live lease on the same resource: no logged end, and within its TTL since the last renewal',
     action: 'Use an authority with linearizable grants (one quorum), and keep the resource-side token check as the last defence',
   },
+  messages: {
+    noEndNoTtl: 'a lease for {handle} was granted while {holder} still held the resource (no end was logged and no TTL is known)',
+    withinTtl: 'a lease for {handle} was granted while {holder} still held the resource (its TTL had {leftMs}ms left since its last renewal)',
+  },
   on: {
     acquire(event, { timeline, report, options }) {
       if (event.result !== 'granted') return;
       const other = timeline.holder(event.ts, (l) => isSameLease(l, event));
       if (other === undefined) return;
       let certainty: Certainty = 'possible';
-      let basis = 'no end was logged and no TTL is known';
+      let messageId = 'noEndNoTtl';
+      let leftMs: number | undefined;
       let uncertainty: Uncertainty = {
         kind: 'unknown-end',
         decide: "the live lease's end was never logged and its TTL is unknown; log its end (expire, revoke or release) or its TTL (ttlMs; a mapping can convert seconds with `units`) to decide it",
@@ -28,7 +33,8 @@ export const overlappingLeases: Rule = {
       if (other.ttlMs !== undefined) {
         const left = other.endsAt()! - event.ts;
         certainty = left > options.clockSkewMs ? 'likely' : 'possible';
-        basis = `its TTL had ${Math.round(left)}ms left since its last renewal`;
+        messageId = 'withinTtl';
+        leftMs = Math.round(left);
         uncertainty = {
           kind: 'inferred-end',
           clockSkewMs: options.clockSkewMs,
@@ -36,7 +42,8 @@ export const overlappingLeases: Rule = {
         };
       }
       report({
-        message: `a lease for ${handle(event)} was granted while ${handle(other)} still held the resource (${basis})`,
+        messageId,
+        data: { handle: handle(event), holder: handle(other), ...(leftMs !== undefined ? { leftMs } : {}) },
         evidence: [
           { event: other.grant, role: 'live lease granted' },
           ...(other.renewedSinceGrant ? [{ event: other.lastRenew, role: 'live lease last renewed' }] : []),

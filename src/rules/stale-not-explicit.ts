@@ -13,6 +13,9 @@ export const staleNotExplicit: Rule = {
     check: 'Find stale requests and the result each one got',
     action: 'Return an explicit rejected-stale-fence result (article, step 5), so callers stop instead of retrying',
   },
+  messages: {
+    notExplicit: '{writer}\'s write with stale token {token} (highest accepted {highest}) got "{result}", not an explicit rejected-stale-fence',
+  },
   on: {
     write(event, { timeline, report }) {
       if (event.result !== 'rejected' && event.result !== 'error' && event.result !== 'timeout') return;
@@ -21,7 +24,8 @@ export const staleNotExplicit: Rule = {
       if (s !== 'stale' && s !== 'equal-other-handle') return;
       const highest = timeline.highest!;
       report({
-        message: `${who(event)}'s write with stale token ${formatToken(event.fenceToken)} (highest accepted ${formatToken(highest.fenceToken)}) got "${event.result}", not an explicit rejected-stale-fence`,
+        messageId: 'notExplicit',
+        data: { writer: who(event), token: formatToken(event.fenceToken), highest: formatToken(highest.fenceToken), result: event.result },
         evidence: [
           { event: highest, role: 'newer accepted write' },
           { event, role: `stale write answered "${event.result}"` },

@@ -12,6 +12,9 @@ export const staleRelease: Rule = {
     check: 'Compare the owner, leaseId and token of the release with the current hold',
     action: 'Reject releases from old handles: release only when name, leaseId and token all match the current hold',
   },
+  messages: {
+    oldHandleReleased: 'a release from {handle} succeeded while {holder} held the lock',
+  },
   on: {
     release(event, { timeline, report }) {
       if (event.result !== 'released') return;
@@ -31,7 +34,8 @@ export const staleRelease: Rule = {
       evidence.push({ event: holder.grant, role: 'current holder granted' });
       evidence.push({ event, role: 'old handle released the lock' });
       report({
-        message: `a release from ${handle(event)} succeeded while ${handle(holder.grant)} held the lock`,
+        messageId: 'oldHandleReleased',
+        data: { handle: handle(event), holder: handle(holder.grant) },
         evidence,
         order: [holder.grant, event],
         inferred,

@@ -12,6 +12,9 @@ export const tokenNotMonotonic: Rule = {
     check: 'Compare each granted token with the highest token granted before for the resource',
     action: 'Issue tokens from one monotonic source per resource key (e.g. etcd create revision, a database sequence)',
   },
+  messages: {
+    notAbove: 'the authority granted token {token} to {holder} after it had granted token {earlierToken} to {earlierHolder}',
+  },
   on: {
     acquire(event, { timeline, report }) {
       if (event.result !== 'granted' || event.fenceToken === undefined) return;
@@ -20,7 +23,8 @@ export const tokenNotMonotonic: Rule = {
       const same = prev.grant;
       if (event.leaseId !== undefined && event.leaseId === same.leaseId && event.fenceToken === prev.fenceToken) return; // the same grant logged again
       report({
-        message: `the authority granted token ${formatToken(event.fenceToken)} to ${event.ownerId ?? 'a holder'} after it had granted token ${formatToken(prev.fenceToken)} to ${same.ownerId ?? 'a holder'}`,
+        messageId: 'notAbove',
+        data: { token: formatToken(event.fenceToken), holder: event.ownerId ?? 'a holder', earlierToken: formatToken(prev.fenceToken), earlierHolder: same.ownerId ?? 'a holder' },
         evidence: [
           { event: same, role: 'higher token granted earlier' },
           { event, role: 'token not above it granted later' },

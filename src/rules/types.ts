@@ -6,6 +6,7 @@
  */
 import type { EventType, LockEvent } from '../model/event.js';
 import type { Certainty, Finding, Severity, Uncertainty } from '../model/report.js';
+import type { MessageData } from '../model/message.js';
 import type { ResourceTimeline } from '../timeline/timeline.js';
 import type { OperationIndex } from '../timeline/operations.js';
 
@@ -33,7 +34,13 @@ export interface EvidenceRef {
 }
 
 export interface ReportInput {
-  message: string;
+  /**
+   * The key of one of the rule's `messages`; the engine renders the template with `data` into the
+   * finding's `message` (there is no other way to give one), and records `<rule>/<messageId>`.
+   */
+  messageId: string;
+  /** The template's placeholders: `{name}` is replaced by `data.name`, verbatim. Default: none. */
+  data?: MessageData;
   evidence: EvidenceRef[];
   /** Defaults to the rule's severity. */
   severity?: Severity;
@@ -92,17 +99,29 @@ export interface RuleContext<S = unknown> {
 
 export type Handler<S = any> = (event: LockEvent, context: RuleContext<S>) => void;
 
+/** A message for a finding: the key of one of the rule's `messages`, and its data. */
+export interface RuleMessage {
+  readonly messageId: string;
+  readonly data?: MessageData;
+}
+
 export interface Rule<S = any> {
   readonly meta: RuleMeta;
+  /**
+   * The rule's message templates by id, ESLint-style: `{name}` placeholders filled from a report's
+   * `data` (see formatMessage). Every finding's text comes from one of these.
+   */
+  readonly messages: Readonly<Record<string, string>>;
   /** Makes the rule's per-resource state (see RuleContext.slot). */
   readonly state?: () => S;
   readonly on: Partial<Record<EventType, Handler<S>>>;
   /**
    * Called when a worker's view of a write arrives after a finding of this rule about that write
    * (same resource and operationId) was made, and before it is emitted; the view is already in the
-   * evidence. Returns the finding's new message, or undefined to keep it.
+   * evidence. Returns the finding's new message (an id of the rule's `messages` and its data), or
+   * undefined to keep it.
    */
-  readonly onView?: (finding: Readonly<Finding>, view: LockEvent) => string | undefined;
+  readonly onView?: (finding: Readonly<Finding>, view: LockEvent) => RuleMessage | undefined;
   /** Called once per resource at the end of input (for rules that wait, e.g. out a clock-skew window). */
   readonly end?: (context: RuleContext<S>) => void;
 }

@@ -21,6 +21,9 @@ export const unknownToken = defineRule<State>({
     check: 'Compare each accepted token with the tokens the authority granted for the resource',
     action: 'Carry the generation the authority issued for this acquisition, unchanged, to the final write',
   },
+  messages: {
+    neverGranted: '{writer} wrote with token {token}, which the authority never granted for this resource (highest granted: {highestGranted})',
+  },
   state: () => [],
   on: {
     acquire(event, context) {
@@ -65,7 +68,8 @@ function judge(context: RuleContext<State>, write: LockEvent): void {
   if (t.grantStatus(write.fenceToken!) !== 'never') return;
   const granted = t.highestGranted!.grant;
   context.report({
-    message: `${who(write)} wrote with token ${formatToken(write.fenceToken)}, which the authority never granted for this resource (highest granted: ${formatToken(t.highestGranted!.fenceToken)})`,
+    messageId: 'neverGranted',
+    data: { writer: who(write), token: formatToken(write.fenceToken), highestGranted: formatToken(t.highestGranted!.fenceToken) },
     evidence: [
       { event: granted, role: 'highest token the authority granted' },
       { event: write, role: 'write accepted with an ungranted token' },

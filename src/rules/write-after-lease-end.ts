@@ -13,6 +13,12 @@ export const writeAfterLeaseEnd: Rule = {
     check: "Compare each write's time with the end of the writer's lease (logged, or last renewal + TTL)",
     action: 'Keep the resource-side token check; stop work when the lease is lost, and measure pauses against the TTL',
   },
+  messages: {
+    afterEnd: '{writer} wrote {after} after its lease {lease} ended, and the resource accepted it',
+    afterEndNoLeaseId: '{writer} wrote {after} after its lease ended, and the resource accepted it',
+    afterInferredEnd: '{writer} wrote {after} after its lease {lease} ended (inferred from its TTL), and the resource accepted it',
+    afterInferredEndNoLeaseId: '{writer} wrote {after} after its lease ended (inferred from its TTL), and the resource accepted it',
+  },
   on: {
     write(event, { timeline, report }) {
       if (event.result !== 'accepted' || !timeline.isDecision(event)) return;
@@ -24,7 +30,8 @@ export const writeAfterLeaseEnd: Rule = {
       if (end === undefined) return;
       const endTs = end.inferredEnd ?? end.event.ts;
       report({
-        message: `${who(event)} wrote ${formatDuration(Math.max(0, event.ts - endTs))} after its lease ${lease.leaseId ?? ''}${lease.leaseId !== undefined ? ' ' : ''}ended${end.inferredEnd !== undefined ? ' (inferred from its TTL)' : ''}, and the resource accepted it`,
+        messageId: `${end.inferredEnd !== undefined ? 'afterInferredEnd' : 'afterEnd'}${lease.leaseId === undefined ? 'NoLeaseId' : ''}`,
+        data: { writer: who(event), after: formatDuration(Math.max(0, event.ts - endTs)), ...(lease.leaseId !== undefined ? { lease: lease.leaseId } : {}) },
         evidence: [{ event: lease.grant, role: 'writer granted the lock' }, end, { event, role: 'write accepted after the lease ended' }],
         order: [end.event, event],
         inferred: end.inferredEnd !== undefined,
