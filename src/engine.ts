@@ -75,9 +75,10 @@ export class Engine {
   private readonly capture?: EventCapture;
   private readonly maxResources: number;
   private readonly ruleById: Map<string, Rule>;
-  /** Each rule's index: its slot in a timeline's `slots`. */
-  private readonly ruleIndex: Map<Rule, number>;
-  private readonly ruleCount: number;
+  /** Each rule's slot in a timeline's `slots`, -1 for a rule that declares no `state`. */
+  private readonly slotIndex: Map<Rule, number>;
+  /** Rules that declare `state`: the length of a timeline's `slots`. */
+  private readonly slotCount: number;
   private seq = 0;
   private lastTimeline: ResourceTimeline | undefined;
   // Reused per event to avoid a closure per event on the hot path.
@@ -108,12 +109,17 @@ export class Engine {
     this.capture = options.capture;
     this.maxResources = options.maxResources ?? DEFAULT_MAX_RESOURCES;
     this.ruleById = new Map(options.rules.map((r) => [r.meta.id, r]));
-    this.ruleIndex = new Map(options.rules.map((r, i) => [r, i]));
-    this.ruleCount = options.rules.length;
+    // One slot per rule that declares state, none for the others (mapped once, here).
+    const slotOf = options.rules.map((r): number => (r.state === undefined ? -1 : 0));
+    let slots = 0;
+    for (let i = 0; i < slotOf.length; i++) if (slotOf[i] === 0) slotOf[i] = slots++;
+    this.slotIndex = new Map(options.rules.map((r, i) => [r, slotOf[i]!]));
+    this.slotCount = slots;
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.onFinding = options.onFinding;
     this.handlers = new Map();
-    options.rules.forEach((rule, index) => {
+    options.rules.forEach((rule, i) => {
+      const index = slotOf[i]!;
       for (const [type, handle] of Object.entries(rule.on)) {
         if (handle === undefined) continue;
         let list = this.handlers.get(type);
@@ -141,16 +147,15 @@ export class Engine {
         const rule = self.currentRule!;
         const t = self.currentTimeline!;
         const i = self.currentIndex;
-        const slots = (t.slots ??= new Array<unknown>(self.ruleCount));
+        if (i < 0) throw new Error(`rule ${rule.meta.id} asks for its slot but has no state()`);
+        const slots = (t.slots ??= new Array<unknown>(self.slotCount));
         let s = slots[i];
-        if (s === undefined) {
-          if (rule.state === undefined) throw new Error(`rule ${rule.meta.id} asks for its slot but has no state()`);
-          s = slots[i] = rule.state();
-        }
+        if (s === undefined) s = slots[i] = rule.state!();
         return s;
       },
       peek() {
-        return self.currentTimeline!.slots?.[self.currentIndex];
+        const i = self.currentIndex;
+        return i < 0 ? undefined : self.currentTimeline!.slots?.[i];
       },
     };
   }
@@ -243,7 +248,7 @@ export class Engine {
   finish(): void {
     for (const rule of this.ends) {
       this.currentRule = rule;
-      this.currentIndex = this.ruleIndex.get(rule)!;
+      this.currentIndex = this.slotIndex.get(rule)!;
       for (const t of this.timelines.values()) {
         this.currentTimeline = t;
         rule.end!(this.context);
@@ -291,7 +296,7 @@ export class Engine {
     if (certainty === 'definite') uncertainty = undefined;
     timeline.findings++;
     if (severity === 'error' && certainty !== 'possible') timeline.errorFindings++;
-    if (severity === 'error' && certainty === 'possible') timeline.possibleErrorFindings++;
+    if (severity === 'error' && certainty === 'possible') timeline.rareFacts().possibleErrorFindings++;
     this.bySeverity[severity]++;
     if (certainty === 'possible') this.possibleBySeverity[severity]++;
     this.byRule[rule.meta.id] = (this.byRule[rule.meta.id] ?? 0) + 1;
@@ -316,7 +321,7 @@ export class Engine {
     if (uncertainty !== undefined) finding.uncertainty = uncertainty;
     // The reason names one possible error: the first, or the first about an accepted stale write.
     if (severity === 'error' && certainty === 'possible' && (timeline.firstUncertain === undefined || (!isStaleRule(timeline.firstUncertain.rule) && isStaleRule(finding.rule)))) {
-      timeline.firstUncertain = { finding: finding.id, rule: finding.rule, decide: uncertainty?.decide === undefined ? undefined : detach(uncertainty.decide) };
+      timeline.rareFacts().firstUncertain = { finding: finding.id, rule: finding.rule, decide: uncertainty?.decide === undefined ? undefined : detach(uncertainty.decide) };
     }
     const subject = input.subject ?? input.evidence[input.evidence.length - 1]?.event;
     const at = input.evidence.findIndex((r) => r.event === subject && r.inferredEnd === undefined);
