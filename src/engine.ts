@@ -295,7 +295,7 @@ export class Engine {
     }
     if (certainty === 'definite') uncertainty = undefined;
     timeline.findings++;
-    if (severity === 'error' && certainty !== 'possible') timeline.errorFindings++;
+    if (severity === 'error' && certainty !== 'possible') timeline.rareFacts().errorFindings++;
     if (severity === 'error' && certainty === 'possible') timeline.rareFacts().possibleErrorFindings++;
     this.bySeverity[severity]++;
     if (certainty === 'possible') this.possibleBySeverity[severity]++;

@@ -196,6 +196,8 @@ export interface RareFacts {
   staleWritesAccepted: number;
   oldHandleReleases: number;
   oldHandleReleasesSucceeded: number;
+  /** Error findings that are definite or likely (these make the resource violated). */
+  errorFindings: number;
   /** Error findings that are only possible (these make the resource inconclusive). */
   possibleErrorFindings: number;
   /** The first possible error finding, for the readiness reason. */
@@ -219,13 +221,13 @@ export class ResourceTimeline {
   highestGranted: Lease | undefined;
   /**
    * The last GRANTED_WINDOW distinct granted tokens. While only one token was granted, that
-   * token itself (no array); from the second distinct one, an array whose first `grantedCount`
-   * slots hold them, grown by doubling from 2, a ring once full (see RareFacts.grantedNext).
+   * token itself (no array); from the second distinct one, an array of exactly the tokens granted
+   * (copied one longer per new token: no spare slots, and at most GRANTED_WINDOW copies), a ring
+   * once full (see RareFacts.grantedNext).
    * In the array a token up to 2^53 is kept as a number (8 bytes, no BigInt object), a larger one
    * as a BigInt; each value has one form only, and comparisons between the two forms are exact.
    */
   grantedTokens: (number | bigint)[] | bigint | undefined;
-  grantedCount = 0;
   /** The resource itself logs its write decisions (some write has observer "resource"). */
   resourceLogsWrites = false;
   /**
@@ -241,8 +243,6 @@ export class ResourceTimeline {
   rejectedOther = 0;
   withoutToken = 0;
   findings = 0;
-  /** Error findings that are definite or likely (these make the resource violated). */
-  errorFindings = 0;
   /** The rarely used facts, when one has happened (see RareFacts; read through the getters below). */
   rare: RareFacts | undefined = undefined;
 
@@ -253,6 +253,7 @@ export class ResourceTimeline {
   /** The rarely used facts, allocated on first use. */
   rareFacts(): RareFacts {
     return (this.rare ??= {
+      errorFindings: 0,
       staleWrites: 0,
       staleWritesExplicit: 0,
       staleWritesAccepted: 0,
@@ -267,6 +268,10 @@ export class ResourceTimeline {
     });
   }
 
+  /** Error findings that are definite or likely (these make the resource violated). */
+  get errorFindings(): number {
+    return this.rare?.errorFindings ?? 0;
+  }
   /** Stale write requests, by how the resource answered. */
   get staleWrites(): number {
     return this.rare?.staleWrites ?? 0;
@@ -404,7 +409,7 @@ export class ResourceTimeline {
       if (token === granted) return 'granted';
       return token > granted ? 'never' : 'unknown';
     }
-    const n = this.grantedCount;
+    const n = granted.length;
     const key = windowKey(token);
     for (let i = 0; i < n; i++) if (granted[i] === key) return 'granted';
     if (token > this.highestGranted!.fenceToken!) return 'never';
@@ -489,32 +494,26 @@ export class ResourceTimeline {
     if (g === undefined) {
       // The first token: kept as it is (the lease holds the same BigInt), no array yet.
       this.grantedTokens = token;
-      this.grantedCount = 1;
       return;
     }
     const key = windowKey(token);
     if (typeof g === 'bigint') {
       if (g === token) return;
       this.grantedTokens = [windowKey(g), key];
-      this.grantedCount = 2;
       return;
     }
-    const n = this.grantedCount;
+    const n = g.length;
     for (let i = 0; i < n; i++) if (g[i] === key) return;
-    let window = g;
-    if (n === g.length && n < GRANTED_WINDOW) {
-      window = new Array<number | bigint>(Math.min(GRANTED_WINDOW, n * 2));
+    if (n < GRANTED_WINDOW) {
+      const window = new Array<number | bigint>(n + 1);
       for (let i = 0; i < n; i++) window[i] = g[i]!;
-      this.grantedTokens = window;
-    }
-    if (n < window.length) {
       window[n] = key;
-      this.grantedCount = n + 1;
+      this.grantedTokens = window;
     } else {
       // The window is full: replace the oldest.
       const rare = this.rareFacts();
-      window[rare.grantedNext] = key;
-      rare.grantedNext = (rare.grantedNext + 1) % window.length;
+      g[rare.grantedNext] = key;
+      rare.grantedNext = (rare.grantedNext + 1) % n;
     }
   }
 
