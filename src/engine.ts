@@ -75,10 +75,15 @@ export class Engine {
   private readonly capture?: EventCapture;
   private readonly maxResources: number;
   private readonly ruleById: Map<string, Rule>;
-  /** Each rule's slot in a timeline's `slots`, -1 for a rule that declares no `state`. */
-  private readonly slotIndex: Map<Rule, number>;
-  /** Rules that declare `state`: the length of a timeline's `slots`. */
-  private readonly slotCount: number;
+  /** Each rule's position in the rule list (the last one, for a rule listed twice), for `end`. */
+  private readonly ruleIndex: Map<Rule, number>;
+  /**
+   * Per rule position, its slot in a timeline's `slots`: given when a rule first asks for its
+   * slot (-1 until then), so the rules that keep state in most resources come first and a
+   * timeline's `slots` is only as long as the highest slot it holds.
+   */
+  private readonly slotOf: Int32Array;
+  private slotsGiven = 0;
   private seq = 0;
   private lastTimeline: ResourceTimeline | undefined;
   // Reused per event to avoid a closure per event on the hot path.
@@ -109,17 +114,12 @@ export class Engine {
     this.capture = options.capture;
     this.maxResources = options.maxResources ?? DEFAULT_MAX_RESOURCES;
     this.ruleById = new Map(options.rules.map((r) => [r.meta.id, r]));
-    // One slot per rule that declares state, none for the others (mapped once, here).
-    const slotOf = options.rules.map((r): number => (r.state === undefined ? -1 : 0));
-    let slots = 0;
-    for (let i = 0; i < slotOf.length; i++) if (slotOf[i] === 0) slotOf[i] = slots++;
-    this.slotIndex = new Map(options.rules.map((r, i) => [r, slotOf[i]!]));
-    this.slotCount = slots;
+    this.ruleIndex = new Map(options.rules.map((r, i) => [r, i]));
+    this.slotOf = new Int32Array(options.rules.length).fill(-1);
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.onFinding = options.onFinding;
     this.handlers = new Map();
-    options.rules.forEach((rule, i) => {
-      const index = slotOf[i]!;
+    options.rules.forEach((rule, index) => {
       for (const [type, handle] of Object.entries(rule.on)) {
         if (handle === undefined) continue;
         let list = this.handlers.get(type);
@@ -146,15 +146,24 @@ export class Engine {
       slot() {
         const rule = self.currentRule!;
         const t = self.currentTimeline!;
-        const i = self.currentIndex;
-        if (i < 0) throw new Error(`rule ${rule.meta.id} asks for its slot but has no state()`);
-        const slots = (t.slots ??= new Array<unknown>(self.slotCount));
+        let i = self.slotOf[self.currentIndex]!;
+        if (i < 0) {
+          if (rule.state === undefined) throw new Error(`rule ${rule.meta.id} asks for its slot but has no state()`);
+          i = self.slotOf[self.currentIndex] = self.slotsGiven++;
+        }
+        let slots = t.slots;
+        if (slots === undefined || i >= slots.length) {
+          // Only as long as the highest slot held (most resources hold one or two).
+          const longer = new Array<unknown>(i + 1);
+          if (slots !== undefined) for (let j = 0; j < slots.length; j++) longer[j] = slots[j];
+          slots = t.slots = longer;
+        }
         let s = slots[i];
         if (s === undefined) s = slots[i] = rule.state!();
         return s;
       },
       peek() {
-        const i = self.currentIndex;
+        const i = self.slotOf[self.currentIndex]!;
         return i < 0 ? undefined : self.currentTimeline!.slots?.[i];
       },
     };
@@ -248,7 +257,7 @@ export class Engine {
   finish(): void {
     for (const rule of this.ends) {
       this.currentRule = rule;
-      this.currentIndex = this.slotIndex.get(rule)!;
+      this.currentIndex = this.ruleIndex.get(rule)!;
       for (const t of this.timelines.values()) {
         this.currentTimeline = t;
         rule.end!(this.context);
