@@ -151,20 +151,22 @@ export class Engine {
           if (rule.state === undefined) throw new Error(`rule ${rule.meta.id} asks for its slot but has no state()`);
           i = self.slotOf[self.currentIndex] = self.slotsGiven++;
         }
+        // The first slot given is held in the timeline itself (most resources hold that one only).
+        if (i === 0) return (t.slot0 ??= rule.state!());
         let slots = t.slots;
-        if (slots === undefined || i >= slots.length) {
-          // Only as long as the highest slot held (most resources hold one or two).
-          const longer = new Array<unknown>(i + 1);
+        if (slots === undefined || i > slots.length) {
+          // Only as long as the highest slot held.
+          const longer = new Array<unknown>(i);
           if (slots !== undefined) for (let j = 0; j < slots.length; j++) longer[j] = slots[j];
           slots = t.slots = longer;
         }
-        let s = slots[i];
-        if (s === undefined) s = slots[i] = rule.state!();
+        let s = slots[i - 1];
+        if (s === undefined) s = slots[i - 1] = rule.state!();
         return s;
       },
       peek() {
         const i = self.slotOf[self.currentIndex]!;
-        return i < 0 ? undefined : self.currentTimeline!.slots?.[i];
+        return i < 0 ? undefined : i === 0 ? self.currentTimeline!.slot0 : self.currentTimeline!.slots?.[i - 1];
       },
     };
   }

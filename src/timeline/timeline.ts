@@ -231,10 +231,12 @@ export class ResourceTimeline {
   /** The resource itself logs its write decisions (some write has observer "resource"). */
   resourceLogsWrites = false;
   /**
-   * The rules' own per-resource state: one slot per rule that declares `state` (the engine maps
-   * rules to slots), allocated when a rule first asks for its slot. Opaque here: the timeline
-   * never reads it.
+   * The rules' own per-resource state, one slot per rule that keeps some (the engine gives rules
+   * their slot numbers): slot 0 here, the others in `slots` (slot i at i - 1, the array only as
+   * long as the highest slot held), made when a rule first asks for its slot. Opaque here: the
+   * timeline never reads them.
    */
+  slot0: unknown = undefined;
   slots: unknown[] | undefined;
 
   events = 0;
