@@ -23,14 +23,46 @@ const RENEW_OBSERVER_SHIFT = 2;
 const RENEWED = 16;
 const ENDED_BY_OLD_HANDLE = 32;
 
+/** Where an event was read: a file and a source, shared by every lease that names the pair. */
+interface Origin {
+  readonly file: string;
+  readonly source: string;
+}
+
+/**
+ * The shared origin of a file and source. A run reads a few files and sources, so this holds a
+ * few pairs; it is emptied should it ever hold many (then pairs are merely shared less).
+ */
+const origins = new Map<string, Map<string, Origin>>();
+const MAX_ORIGINS = 1024;
+let lastOrigin: Origin = { file: '', source: '' };
+
+function originOf(file: string, source: string): Origin {
+  if (lastOrigin.file === file && lastOrigin.source === source) return lastOrigin;
+  let bySource = origins.get(file);
+  if (bySource === undefined) {
+    if (origins.size >= MAX_ORIGINS) origins.clear();
+    origins.set(file, (bySource = new Map()));
+  }
+  let o = bySource.get(source);
+  if (o === undefined) {
+    if (bySource.size >= MAX_ORIGINS) bySource.clear();
+    // Detached: a lease outlives the line it was read from (see detach()).
+    o = { file, source: detach(source) };
+    bySource.set(o.source, o);
+  }
+  return (lastOrigin = o);
+}
+
 /**
  * One lease on a resource. Its grant and its last renewal are kept as a few numbers and shared
  * strings, not as event objects: `grant` and `lastRenew` rebuild those events for evidence only.
  * A lease renewed every second would otherwise keep replacing an event object, and every lease
  * would keep one more long-lived object than it needs. Kept small (one object per lease, no
- * other): observers and flags share one number, a renewal from the grant's file and source keeps
- * no strings of its own, and the grant's ttl is its `ttlMs` until a renewal changes that (the
- * grant event is built then, once).
+ * other of its own): observers and flags share one number, file and source are one shared
+ * Origin (none for a renewal from the grant's own), the grant's operationId gives way to the
+ * grant event once that is built, and the grant's ttl is its `ttlMs` until a renewal changes
+ * that (the grant event is built then, once).
  */
 export class Lease {
   readonly leaseId?: string;
@@ -39,18 +71,16 @@ export class Lease {
   /** When the lease was granted. */
   readonly grantTs: number;
   private readonly resource: string;
-  private readonly grantOperationId?: string;
-  private readonly grantSource: string;
-  private readonly grantFile: string;
+  private readonly grantFrom: Origin;
   private readonly grantLine: number;
-  private grantEvent: LockEvent | undefined = undefined;
+  /** The grant's operationId until the grant event is built, then that event (see `grant`). */
+  private grantExtra: string | LockEvent | undefined;
   ttlMs?: number;
   /** Time of the grant or the last successful keepalive. */
   renewTs: number;
   private renewLine = 0;
   /** The last renewal's file and source, when not the grant's. */
-  private renewFile: string | undefined = undefined;
-  private renewSource: string | undefined = undefined;
+  private renewFrom: Origin | undefined = undefined;
   /** Observers and flags (see RENEWED, ENDED_BY_OLD_HANDLE). */
   private bits: number;
   end?: LockEvent;
@@ -65,10 +95,9 @@ export class Lease {
     this.fenceToken = grant.fenceToken;
     this.grantTs = grant.ts;
     this.resource = resource;
-    this.grantOperationId = grant.operationId === undefined ? undefined : detach(grant.operationId);
-    this.grantSource = detach(grant.source);
-    this.grantFile = grant.file;
+    this.grantFrom = originOf(grant.file, grant.source);
     this.grantLine = grant.line;
+    this.grantExtra = grant.operationId === undefined ? undefined : detach(grant.operationId);
     this.ttlMs = grant.ttlMs;
     this.renewTs = grant.ts;
     this.bits = observerBits(grant.observer);
@@ -76,20 +105,22 @@ export class Lease {
 
   /** The grant as an event (built once, when evidence first needs it, or when a renewal changes the ttl). */
   get grant(): LockEvent {
-    return (this.grantEvent ??= {
+    const extra = this.grantExtra;
+    if (extra !== undefined && typeof extra !== 'string') return extra;
+    return (this.grantExtra = {
       ts: this.grantTs,
       type: 'acquire',
       resource: this.resource,
       ownerId: this.ownerId,
       leaseId: this.leaseId,
-      operationId: this.grantOperationId,
+      operationId: extra,
       fenceToken: this.fenceToken,
       // Until a renewal changes it (see renew()), the lease's ttl is the grant's.
       ttlMs: this.ttlMs,
       result: 'granted',
       observer: OBSERVER_OF[this.bits & 3]!,
-      source: this.grantSource,
-      file: this.grantFile,
+      source: this.grantFrom.source,
+      file: this.grantFrom.file,
       line: this.grantLine,
       record: undefined,
       text: undefined,
@@ -102,13 +133,16 @@ export class Lease {
     this.renewTs = ev.ts;
     if (ev.ttlMs !== undefined && ev.ttlMs !== this.ttlMs) {
       // The grant's ttl is about to be forgotten: build the grant event while it is known.
-      if (this.grantEvent === undefined) void this.grant;
+      void this.grant;
       this.ttlMs = ev.ttlMs;
     }
     this.renewLine = ev.line;
-    this.renewFile = ev.file === this.grantFile ? undefined : ev.file;
-    if (ev.source === this.grantSource) this.renewSource = undefined;
-    else if (ev.source !== this.renewSource) this.renewSource = detach(ev.source);
+    const from = this.grantFrom;
+    if (ev.file === from.file && ev.source === from.source) this.renewFrom = undefined;
+    else {
+      const r = this.renewFrom;
+      if (r === undefined || r.file !== ev.file || r.source !== ev.source) this.renewFrom = originOf(ev.file, ev.source);
+    }
     this.bits = (this.bits & ~(3 << RENEW_OBSERVER_SHIFT)) | (observerBits(ev.observer) << RENEW_OBSERVER_SHIFT) | RENEWED;
   }
 
@@ -144,8 +178,8 @@ export class Lease {
       ttlMs: this.ttlMs,
       result: 'ok',
       observer: OBSERVER_OF[(this.bits >> RENEW_OBSERVER_SHIFT) & 3]!,
-      source: this.renewSource ?? this.grantSource,
-      file: this.renewFile ?? this.grantFile,
+      source: (this.renewFrom ?? this.grantFrom).source,
+      file: (this.renewFrom ?? this.grantFrom).file,
       line: this.renewLine,
       record: undefined,
       text: undefined,
