@@ -79,9 +79,15 @@ export class Engine {
   private readonly capture?: EventCapture;
   private readonly maxResources: number;
   private readonly ruleById: Map<string, Rule>;
-  /** Each rule's index: its slot in a timeline's `slots`. */
+  /** Each rule's position in the rule list (the last one, for a rule listed twice), for `end`. */
   private readonly ruleIndex: Map<Rule, number>;
-  private readonly ruleCount: number;
+  /**
+   * Per rule position, its slot in a timeline's `slots`: given when a rule first asks for its
+   * slot (-1 until then), so the rules that keep state in most resources come first and a
+   * timeline's `slots` is only as long as the highest slot it holds.
+   */
+  private readonly slotOf: Int32Array;
+  private slotsGiven = 0;
   private seq = 0;
   private lastTimeline: ResourceTimeline | undefined;
   // Reused per event to avoid a closure per event on the hot path.
@@ -113,7 +119,7 @@ export class Engine {
     this.maxResources = options.maxResources ?? DEFAULT_MAX_RESOURCES;
     this.ruleById = new Map(options.rules.map((r) => [r.meta.id, r]));
     this.ruleIndex = new Map(options.rules.map((r, i) => [r, i]));
-    this.ruleCount = options.rules.length;
+    this.slotOf = new Int32Array(options.rules.length).fill(-1);
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.onFinding = options.onFinding;
     this.lines = options.lines;
@@ -145,17 +151,27 @@ export class Engine {
       slot() {
         const rule = self.currentRule!;
         const t = self.currentTimeline!;
-        const i = self.currentIndex;
-        const slots = (t.slots ??= new Array<unknown>(self.ruleCount));
-        let s = slots[i];
-        if (s === undefined) {
+        let i = self.slotOf[self.currentIndex]!;
+        if (i < 0) {
           if (rule.state === undefined) throw new Error(`rule ${rule.meta.id} asks for its slot but has no state()`);
-          s = slots[i] = rule.state();
+          i = self.slotOf[self.currentIndex] = self.slotsGiven++;
         }
+        // The first slot given is held in the timeline itself (most resources hold that one only).
+        if (i === 0) return (t.slot0 ??= rule.state!());
+        let slots = t.slots;
+        if (slots === undefined || i > slots.length) {
+          // Only as long as the highest slot held.
+          const longer = new Array<unknown>(i);
+          if (slots !== undefined) for (let j = 0; j < slots.length; j++) longer[j] = slots[j];
+          slots = t.slots = longer;
+        }
+        let s = slots[i - 1];
+        if (s === undefined) s = slots[i - 1] = rule.state!();
         return s;
       },
       peek() {
-        return self.currentTimeline!.slots?.[self.currentIndex];
+        const i = self.slotOf[self.currentIndex]!;
+        return i < 0 ? undefined : i === 0 ? self.currentTimeline!.slot0 : self.currentTimeline!.slots?.[i - 1];
       },
     };
   }
@@ -301,8 +317,8 @@ export class Engine {
     }
     if (certainty === 'definite') uncertainty = undefined;
     timeline.findings++;
-    if (severity === 'error' && certainty !== 'possible') timeline.errorFindings++;
-    if (severity === 'error' && certainty === 'possible') timeline.possibleErrorFindings++;
+    if (severity === 'error' && certainty !== 'possible') timeline.rareFacts().errorFindings++;
+    if (severity === 'error' && certainty === 'possible') timeline.rareFacts().possibleErrorFindings++;
     this.bySeverity[severity]++;
     if (certainty === 'possible') this.possibleBySeverity[severity]++;
     this.byRule[rule.meta.id] = (this.byRule[rule.meta.id] ?? 0) + 1;
@@ -327,7 +343,7 @@ export class Engine {
     if (uncertainty !== undefined) finding.uncertainty = uncertainty;
     // The reason names one possible error: the first, or the first about an accepted stale write.
     if (severity === 'error' && certainty === 'possible' && (timeline.firstUncertain === undefined || (!isStaleRule(timeline.firstUncertain.rule) && isStaleRule(finding.rule)))) {
-      timeline.firstUncertain = { finding: finding.id, rule: finding.rule, decide: uncertainty?.decide === undefined ? undefined : detach(uncertainty.decide) };
+      timeline.rareFacts().firstUncertain = { finding: finding.id, rule: finding.rule, decide: uncertainty?.decide === undefined ? undefined : detach(uncertainty.decide) };
     }
     const subject = input.subject ?? input.evidence[input.evidence.length - 1]?.event;
     const at = input.evidence.findIndex((r) => r.event === subject && r.inferredEnd === undefined);

@@ -184,6 +184,65 @@ describe('granted-token window', () => {
     expect(t.grantStatus(safe + 3n)).toBe('never');
     expect(t.grantStatus(safe - 2n)).toBe('unknown'); // below the window
   });
+
+  it('keeps a single granted token inline, exactly, until a second distinct one', () => {
+    const t = new ResourceTimeline('r');
+    const grant = (token: bigint, i: number): LockEvent => ({ ts: T0 + i, type: 'acquire', resource: 'r', leaseId: `l${i}`, fenceToken: token, result: 'granted', observer: 'authority', source: 's', file: 'f', line: i });
+    const big = 2n ** 60n + 1n; // not a double
+    expect(t.grantStatus(big)).toBe('unknown'); // nothing granted yet
+    t.apply(grant(big, 1));
+    t.apply(grant(big, 2)); // the same token again: still one
+    expect(t.grantedTokens).toBe(big);
+    expect(t.grantStatus(big)).toBe('granted');
+    expect(t.grantStatus(big + 1n)).toBe('never');
+    expect(t.grantStatus(big - 1n)).toBe('unknown');
+    t.apply(grant(big + 2n, 3));
+    expect(Array.isArray(t.grantedTokens) && t.grantedTokens.length).toBe(2);
+    expect(t.grantStatus(big + 1n)).toBe('never');
+    expect(t.grantStatus(big + 2n)).toBe('granted');
+    expect(t.grantStatus(big)).toBe('granted');
+    for (let i = 0; i < 70; i++) t.apply(grant(big + 3n + BigInt(i), 4 + i));
+    const window = t.grantedTokens as bigint[];
+    expect(window.length).toBe(64);
+    expect(t.grantStatus(big)).toBe('unknown'); // fell out of the window
+    expect(t.grantStatus(big + 72n)).toBe('granted');
+    expect(t.grantStatus(big + 73n)).toBe('never');
+  });
+});
+
+describe('compact per-resource state', () => {
+  it('allocates the rare facts only when one happens, and rule slots only for rules that keep state', () => {
+    const engine = new Engine({ rules });
+    const ev = (i: number, type: LockEvent['type'], extra: Partial<LockEvent>): LockEvent => ({ ts: T0 + i, type, resource: 'r', result: 'granted', observer: 'authority', source: 's', file: 'f', line: i, ...extra });
+    engine.push(ev(1, 'acquire', { leaseId: 'a', fenceToken: 1n, ttlMs: 1000 }));
+    engine.push(ev(2, 'keepalive', { leaseId: 'a', result: 'ok', file: 'g' }));
+    engine.push(ev(3, 'write', { leaseId: 'a', fenceToken: 1n, result: 'accepted', observer: 'resource' }));
+    const t = engine.timeline('r')!;
+    expect(t.rare).toBeUndefined();
+    expect(t.staleWrites).toBe(0);
+    expect(t.slot0).toBeDefined(); // busy-rate-rising's windows
+    expect(t.slots).toBeUndefined();
+    const lease = t.newest!;
+    expect(lease.lastRenew).toMatchObject({ type: 'keepalive', file: 'g', source: 's', line: 2, ttlMs: 1000 });
+    expect(lease.grant).toMatchObject({ type: 'acquire', file: 'f', source: 's', line: 1, ttlMs: 1000 });
+    expect(lease.grant).toBe(lease.grant);
+    engine.push(ev(4, 'keepalive', { leaseId: 'a', result: 'ok', ttlMs: 5000 }));
+    expect(lease.grant.ttlMs).toBe(1000); // the grant's own ttl, though the lease's changed
+    expect(lease.ttlMs).toBe(5000);
+    expect(lease.lastRenew).toMatchObject({ file: 'f', line: 4, ttlMs: 5000 });
+    engine.push(ev(5, 'acquire', { leaseId: 'b', fenceToken: 2n }));
+    engine.push(ev(6, 'write', { leaseId: 'b', fenceToken: 2n, result: 'accepted', observer: 'resource' }));
+    expect(t.staleWrites).toBe(0);
+    engine.push(ev(7, 'write', { leaseId: 'a', fenceToken: 1n, result: 'timeout', observer: 'resource' }));
+    expect(t.rare).toBeDefined();
+    expect(t.staleWrites).toBe(1);
+    expect(t.firstNotExplicit).toEqual({ token: 1n, highest: 2n, result: 'timeout' });
+    expect([...t.notExplicitResults!]).toEqual(['timeout']);
+    engine.push(ev(6000, 'release', { leaseId: 'a', result: 'released' })); // a expired by ttl at 5004: an old handle
+    expect(t.oldHandleReleasesSucceeded).toBe(1);
+    expect(t.findLease({ leaseId: 'b' } as LockEvent)!.endKind).toBe('released-by-old-handle');
+    expect(lease.endKind).toBe('release');
+  });
 });
 
 describe('bounded state', () => {

@@ -4,27 +4,39 @@ import { Reservoir } from '../timeline/stats.js';
 import { defineRule, type EvidenceRef, type Handler, type RuleContext } from './types.js';
 
 /**
- * Per resource: acquire attempts in fixed time windows, and, from the first busy answer on,
- * where time goes (bounded reservoirs of latencies, hold times, keepalive gaps, TTLs).
+ * Per resource: acquire attempts in fixed time windows (three numbers, all most resources ever
+ * keep), and, from the first busy answer or the first window judged on, the rest (`more`): the
+ * baseline, the current window's busy answers, and where time goes (bounded reservoirs of
+ * latencies, hold times, keepalive gaps, TTLs, from the first busy answer).
  */
 interface BusyWindows {
   /** Start of the current window (NaN until the first attempt). */
   start: number;
   attempts: number;
   busy: number;
+  more: BusyMore | undefined;
+}
+
+interface BusyMore {
   /** First and last busy answers of the current window, for evidence. */
-  firstBusy?: LockEvent;
-  lastBusy?: LockEvent;
-  baseline?: { share: number; attempts: number; start: number; sample?: LockEvent };
+  firstBusy: LockEvent | undefined;
+  lastBusy: LockEvent | undefined;
+  baseline: { share: number; attempts: number; start: number; sample?: LockEvent } | undefined;
   reported: boolean;
-  stats?: {
-    acquireLatency: Reservoir;
-    keepaliveLatency: Reservoir;
-    writeLatency: Reservoir;
-    holdMs: Reservoir;
-    keepaliveGapMs: Reservoir;
-    ttlMs: Reservoir;
-  };
+  stats:
+    | {
+        acquireLatency: Reservoir;
+        keepaliveLatency: Reservoir;
+        writeLatency: Reservoir;
+        holdMs: Reservoir;
+        keepaliveGapMs: Reservoir;
+        ttlMs: Reservoir;
+      }
+    | undefined;
+}
+
+function moreOf(b: BusyWindows): BusyMore {
+  return (b.more ??= { firstBusy: undefined, lastBusy: undefined, baseline: undefined, reported: false, stats: undefined });
 }
 
 /** The share of busy answers to acquire rises across time windows. */
@@ -43,7 +55,7 @@ export const busyRateRising = defineRule<BusyWindows>({
     roseWithFigures:
       'busy answers to acquire rose from {baselineShare} ({baselineAttempts} attempts, window from {baselineStart}) to {share} ({attempts} attempts, window from {start}); {figures}',
   },
-  state: () => ({ start: Number.NaN, attempts: 0, busy: 0, reported: false }),
+  state: () => ({ start: Number.NaN, attempts: 0, busy: 0, more: undefined }),
   on: {
     acquire(event, context) {
       const b = context.slot();
@@ -56,10 +68,11 @@ export const busyRateRising = defineRule<BusyWindows>({
       b.attempts++;
       if (event.result === 'busy') {
         b.busy++;
+        const m = moreOf(b);
         const kept = keep(event, context.timeline);
-        b.firstBusy ??= kept;
-        b.lastBusy = kept;
-        b.stats ??= {
+        m.firstBusy ??= kept;
+        m.lastBusy = kept;
+        m.stats ??= {
           acquireLatency: new Reservoir(),
           keepaliveLatency: new Reservoir(),
           writeLatency: new Reservoir(),
@@ -68,20 +81,20 @@ export const busyRateRising = defineRule<BusyWindows>({
           ttlMs: new Reservoir(),
         };
       }
-      const stats = b.stats;
+      const stats = b.more?.stats;
       if (stats === undefined) return;
       addLatency(stats.acquireLatency, event);
       if (event.result === 'granted' && event.ttlMs !== undefined && !context.timeline.renewsLease(event)) stats.ttlMs.add(event.ttlMs);
     },
     keepalive(event, context) {
-      const stats = context.peek()?.stats;
+      const stats = context.peek()?.more?.stats;
       if (stats === undefined) return;
       addLatency(stats.keepaliveLatency, event);
       const l = context.timeline.findLease(event);
       if (l !== undefined && event.result === 'ok' && l.end === undefined) stats.keepaliveGapMs.add(event.ts - l.renewTs);
     },
     write(event, context) {
-      const stats = context.peek()?.stats;
+      const stats = context.peek()?.more?.stats;
       if (stats !== undefined) addLatency(stats.writeLatency, event);
     },
     expire: holdTimes,
@@ -96,7 +109,7 @@ export const busyRateRising = defineRule<BusyWindows>({
 
 /** Lease hold times, from the leases this event ends. */
 function holdTimes(...[event, context]: Parameters<Handler<BusyWindows>>): void {
-  const stats = context.peek()?.stats;
+  const stats = context.peek()?.more?.stats;
   if (stats === undefined) return;
   for (const { lease } of context.timeline.endingsOf(event)) stats.holdMs.add(event.ts - lease.grantTs);
 }
@@ -113,22 +126,25 @@ function closeWindow(context: RuleContext, b: BusyWindows): void {
   const { busyMinAttempts, busyThreshold, busyWindowMs } = context.options;
   if (b.attempts >= busyMinAttempts) {
     const share = b.busy / b.attempts;
-    if (b.baseline === undefined) {
-      b.baseline = { share, attempts: b.attempts, start: b.start, sample: b.firstBusy };
-    } else if (!b.reported && share - b.baseline.share >= busyThreshold) {
-      b.reported = true;
-      report(context, b, share, busyWindowMs);
+    const m = moreOf(b);
+    if (m.baseline === undefined) {
+      m.baseline = { share, attempts: b.attempts, start: b.start, sample: m.firstBusy };
+    } else if (!m.reported && share - m.baseline.share >= busyThreshold) {
+      m.reported = true;
+      report(context, b, m, share, busyWindowMs);
     }
   }
   b.attempts = 0;
   b.busy = 0;
-  b.firstBusy = undefined;
-  b.lastBusy = undefined;
+  if (b.more !== undefined) {
+    b.more.firstBusy = undefined;
+    b.more.lastBusy = undefined;
+  }
 }
 
-function report(context: RuleContext, b: BusyWindows, share: number, windowMs: number): void {
-  const base = b.baseline!;
-  const s = b.stats;
+function report(context: RuleContext, b: BusyWindows, m: BusyMore, share: number, windowMs: number): void {
+  const base = m.baseline!;
+  const s = m.stats;
   const details: Record<string, unknown> = {
     windowMs,
     baseline: { start: isoOf(base.start), attempts: base.attempts, busyShare: round(base.share) },
@@ -155,8 +171,8 @@ function report(context: RuleContext, b: BusyWindows, share: number, windowMs: n
   }
   const evidence: EvidenceRef[] = [];
   if (base.sample !== undefined) evidence.push({ event: base.sample, role: `baseline window: ${pct(base.share)} busy` });
-  if (b.firstBusy !== undefined) evidence.push({ event: b.firstBusy, role: `rising window: first busy answer` });
-  if (b.lastBusy !== undefined && b.lastBusy !== b.firstBusy) evidence.push({ event: b.lastBusy, role: `rising window: last busy answer (${pct(share)} busy)` });
+  if (m.firstBusy !== undefined) evidence.push({ event: m.firstBusy, role: `rising window: first busy answer` });
+  if (m.lastBusy !== undefined && m.lastBusy !== m.firstBusy) evidence.push({ event: m.lastBusy, role: `rising window: last busy answer (${pct(share)} busy)` });
   context.report({
     messageId: parts.length > 0 ? 'roseWithFigures' : 'rose',
     data: {

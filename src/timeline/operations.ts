@@ -20,6 +20,18 @@ export interface OperationEntry {
 
 const NONE: readonly never[] = [];
 
+/**
+ * `list` and `item` in a new array of exactly that length. A pushed array would reserve 16 more
+ * slots at its first push (~150 bytes per entry); these lists hold at most 4 items.
+ */
+function longer<T>(list: readonly T[] | undefined, item: T): T[] {
+  if (list === undefined) return [item];
+  const out = new Array<T>(list.length + 1);
+  for (let i = 0; i < list.length; i++) out[i] = list[i]!;
+  out[list.length] = item;
+  return out;
+}
+
 export class OperationIndex {
   /** operationId → entry, or entries when one operationId is used on several resources. */
   private readonly map = new Map<string, OperationEntry & { resource: string }>();
@@ -81,15 +93,15 @@ export class OperationIndex {
   }
 
   static addView(entry: OperationEntry, view: LockEvent): boolean {
-    const views = (entry.views ??= []);
-    if (views.length >= MAX_VIEWS) return false;
-    views.push(keep(view));
+    const views = entry.views;
+    if (views !== undefined && views.length >= MAX_VIEWS) return false;
+    entry.views = longer(views, keep(view));
     return true;
   }
 
   static link(entry: OperationEntry, finding: Finding): void {
-    const findings = (entry.findings ??= []);
-    if (findings.length < MAX_LINKED && !findings.includes(finding)) findings.push(finding);
+    const findings = entry.findings;
+    if (findings === undefined || (findings.length < MAX_LINKED && !findings.includes(finding))) entry.findings = longer(findings, finding);
   }
 
   static views(entry: OperationEntry | undefined): readonly LockEvent[] {

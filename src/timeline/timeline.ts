@@ -13,11 +13,56 @@ export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle
 /** The fields that identify a lock handle, on an event or a lease. */
 export type Handle = Pick<LockEvent, 'leaseId' | 'fenceToken' | 'ownerId'>;
 
+/** Observers packed in Lease.bits: two bits each. */
+const OBSERVER_OF: readonly Observer[] = ['authority', 'worker', 'resource'];
+function observerBits(o: Observer): number {
+  return o === 'authority' ? 0 : o === 'worker' ? 1 : 2;
+}
+/** Lease.bits: grant observer (bits 0-1), last renewal's observer (bits 2-3), renewed since grant, ended by an old handle's release. */
+const RENEW_OBSERVER_SHIFT = 2;
+const RENEWED = 16;
+const ENDED_BY_OLD_HANDLE = 32;
+
+/** Where an event was read: a file and a source, shared by every lease that names the pair. */
+interface Origin {
+  readonly file: string;
+  readonly source: string;
+}
+
+/**
+ * The shared origin of a file and source. A run reads a few files and sources, so this holds a
+ * few pairs; it is emptied should it ever hold many (then pairs are merely shared less).
+ */
+const origins = new Map<string, Map<string, Origin>>();
+const MAX_ORIGINS = 1024;
+let lastOrigin: Origin = { file: '', source: '' };
+
+function originOf(file: string, source: string): Origin {
+  if (lastOrigin.file === file && lastOrigin.source === source) return lastOrigin;
+  let bySource = origins.get(file);
+  if (bySource === undefined) {
+    if (origins.size >= MAX_ORIGINS) origins.clear();
+    origins.set(file, (bySource = new Map()));
+  }
+  let o = bySource.get(source);
+  if (o === undefined) {
+    if (bySource.size >= MAX_ORIGINS) bySource.clear();
+    // Detached: a lease outlives the line it was read from (see detach()).
+    o = { file, source: detach(source) };
+    bySource.set(o.source, o);
+  }
+  return (lastOrigin = o);
+}
+
 /**
  * One lease on a resource. Its grant and its last renewal are kept as a few numbers and shared
  * strings, not as event objects: `grant` and `lastRenew` rebuild those events for evidence only.
  * A lease renewed every second would otherwise keep replacing an event object, and every lease
- * would keep one more long-lived object than it needs.
+ * would keep one more long-lived object than it needs. Kept small (one object per lease, no
+ * other of its own): observers and flags share one number, file and source are one shared
+ * Origin (none for a renewal from the grant's own), the grant's operationId gives way to the
+ * grant event once that is built, and the grant's ttl is its `ttlMs` until a renewal changes
+ * that (the grant event is built then, once).
  */
 export class Lease {
   readonly leaseId?: string;
@@ -26,23 +71,19 @@ export class Lease {
   /** When the lease was granted. */
   readonly grantTs: number;
   private readonly resource: string;
-  private readonly grantTtlMs?: number;
-  private readonly grantOperationId?: string;
-  private readonly grantObserver: Observer;
-  private readonly grantSource: string;
-  private readonly grantFile: string;
+  private readonly grantFrom: Origin;
   private readonly grantLine: number;
-  private grantEvent: LockEvent | undefined = undefined;
+  /** The grant's operationId until the grant event is built, then that event (see `grant`). */
+  private grantExtra: string | LockEvent | undefined;
   ttlMs?: number;
   /** Time of the grant or the last successful keepalive. */
   renewTs: number;
   private renewLine = 0;
-  private renewFile = '';
-  private renewSource = '';
-  private renewObserver: LockEvent['observer'] = 'authority';
-  private renewed = false;
+  /** The last renewal's file and source, when not the grant's. */
+  private renewFrom: Origin | undefined = undefined;
+  /** Observers and flags (see RENEWED, ENDED_BY_OLD_HANDLE). */
+  private bits: number;
   end?: LockEvent;
-  endKind?: LeaseEnd;
   /** The lease granted before this one on the resource (a list, newest first: no array per resource). */
   older: Lease | undefined = undefined;
 
@@ -54,31 +95,32 @@ export class Lease {
     this.fenceToken = grant.fenceToken;
     this.grantTs = grant.ts;
     this.resource = resource;
-    this.grantTtlMs = grant.ttlMs;
-    this.grantOperationId = grant.operationId === undefined ? undefined : detach(grant.operationId);
-    this.grantObserver = grant.observer;
-    this.grantSource = detach(grant.source);
-    this.grantFile = grant.file;
+    this.grantFrom = originOf(grant.file, grant.source);
     this.grantLine = grant.line;
+    this.grantExtra = grant.operationId === undefined ? undefined : detach(grant.operationId);
     this.ttlMs = grant.ttlMs;
     this.renewTs = grant.ts;
+    this.bits = observerBits(grant.observer);
   }
 
-  /** The grant as an event (built once, when evidence first needs it). */
+  /** The grant as an event (built once, when evidence first needs it, or when a renewal changes the ttl). */
   get grant(): LockEvent {
-    return (this.grantEvent ??= {
+    const extra = this.grantExtra;
+    if (extra !== undefined && typeof extra !== 'string') return extra;
+    return (this.grantExtra = {
       ts: this.grantTs,
       type: 'acquire',
       resource: this.resource,
       ownerId: this.ownerId,
       leaseId: this.leaseId,
-      operationId: this.grantOperationId,
+      operationId: extra,
       fenceToken: this.fenceToken,
-      ttlMs: this.grantTtlMs,
+      // Until a renewal changes it (see renew()), the lease's ttl is the grant's.
+      ttlMs: this.ttlMs,
       result: 'granted',
-      observer: this.grantObserver,
-      source: this.grantSource,
-      file: this.grantFile,
+      observer: OBSERVER_OF[this.bits & 3]!,
+      source: this.grantFrom.source,
+      file: this.grantFrom.file,
       line: this.grantLine,
       record: undefined,
       text: undefined,
@@ -89,23 +131,43 @@ export class Lease {
   /** A successful renewal: by a keepalive, or by the same grant logged again. */
   renew(ev: LockEvent): void {
     this.renewTs = ev.ts;
-    if (ev.ttlMs !== undefined) this.ttlMs = ev.ttlMs;
-    this.renewed = true;
+    if (ev.ttlMs !== undefined && ev.ttlMs !== this.ttlMs) {
+      // The grant's ttl is about to be forgotten: build the grant event while it is known.
+      void this.grant;
+      this.ttlMs = ev.ttlMs;
+    }
     this.renewLine = ev.line;
-    this.renewFile = ev.file;
-    if (ev.source !== this.renewSource) this.renewSource = ev.source === this.grantSource ? this.grantSource : detach(ev.source);
-    this.renewObserver = ev.observer;
+    const from = this.grantFrom;
+    if (ev.file === from.file && ev.source === from.source) this.renewFrom = undefined;
+    else {
+      const r = this.renewFrom;
+      if (r === undefined || r.file !== ev.file || r.source !== ev.source) this.renewFrom = originOf(ev.file, ev.source);
+    }
+    this.bits = (this.bits & ~(3 << RENEW_OBSERVER_SHIFT)) | (observerBits(ev.observer) << RENEW_OBSERVER_SHIFT) | RENEWED;
   }
 
   /** Forget the renewals (after the owner released the lease they are no longer evidence). */
   forgetRenewals(): void {
-    this.renewed = false;
+    this.bits &= ~RENEWED;
     this.renewTs = this.grantTs;
+  }
+
+  /** The event that ended the lease, and how (called once, by the timeline). */
+  ended(end: LockEvent, kind: LeaseEnd): void {
+    this.end = end;
+    if (kind === 'released-by-old-handle') this.bits |= ENDED_BY_OLD_HANDLE;
+  }
+
+  /** How the lease ended, when an end was logged: the end event's type, or 'released-by-old-handle'. */
+  get endKind(): LeaseEnd | undefined {
+    const end = this.end;
+    if (end === undefined) return undefined;
+    return (this.bits & ENDED_BY_OLD_HANDLE) !== 0 ? 'released-by-old-handle' : (end.type as LeaseEnd);
   }
 
   /** The grant, or the last successful keepalive rebuilt as an event (for evidence). */
   get lastRenew(): LockEvent {
-    if (!this.renewed) return this.grant;
+    if ((this.bits & RENEWED) === 0) return this.grant;
     return {
       ts: this.renewTs,
       type: 'keepalive',
@@ -115,9 +177,9 @@ export class Lease {
       fenceToken: undefined,
       ttlMs: this.ttlMs,
       result: 'ok',
-      observer: this.renewObserver,
-      source: this.renewSource,
-      file: this.renewFile,
+      observer: OBSERVER_OF[(this.bits >> RENEW_OBSERVER_SHIFT) & 3]!,
+      source: (this.renewFrom ?? this.grantFrom).source,
+      file: (this.renewFrom ?? this.grantFrom).file,
       line: this.renewLine,
       record: undefined,
       text: undefined,
@@ -142,7 +204,7 @@ export class Lease {
 
   /** Whether the last renewal was a keepalive (not the grant itself). */
   get renewedSinceGrant(): boolean {
-    return this.renewed;
+    return (this.bits & RENEWED) !== 0;
   }
 }
 
@@ -156,6 +218,33 @@ export const MAX_ENDED = 2;
 /** Granted tokens remembered per resource (for unknown-token). */
 export const GRANTED_WINDOW = 64;
 
+/**
+ * The timeline's rarely used facts (stale writes, old-handle releases, possible errors and the
+ * reasons they give): one object, allocated when the first of them happens, so that a resource
+ * that never sees one keeps none of them.
+ */
+export interface RareFacts {
+  /** Stale write requests, by how the resource answered. */
+  staleWrites: number;
+  staleWritesExplicit: number;
+  staleWritesAccepted: number;
+  oldHandleReleases: number;
+  oldHandleReleasesSucceeded: number;
+  /** Error findings that are definite or likely (these make the resource violated). */
+  errorFindings: number;
+  /** Error findings that are only possible (these make the resource inconclusive). */
+  possibleErrorFindings: number;
+  /** The first possible error finding, for the readiness reason. */
+  firstUncertain: { finding: string; rule: string; decide?: string } | undefined;
+  /** The first accepted stale write, and the first stale write answered without an explicit stale result (for reasons). */
+  firstAcceptedStale: { token?: bigint; highest?: bigint } | undefined;
+  firstNotExplicit: { token?: bigint; highest?: bigint; result: string } | undefined;
+  /** The generic answers stale writes got (rejected, error, timeout), allocated when needed. */
+  notExplicitResults: Set<string> | undefined;
+  /** Where the next granted token goes once the granted window is full (a ring). */
+  grantedNext: number;
+}
+
 export class ResourceTimeline {
   readonly resource: string;
   /** The most recently granted lease; older ones follow `older`. At most MAX_LEASES in all. */
@@ -165,21 +254,23 @@ export class ResourceTimeline {
   /** The lease of the highest token the authority granted (its fenceToken is that token). */
   highestGranted: Lease | undefined;
   /**
-   * The last GRANTED_WINDOW distinct granted tokens: the first `grantedCount` slots, a ring once
-   * full. Allocated at the first grant, and grown by doubling (a resource granted twice keeps 4 slots).
-   * A token up to 2^53 is kept as a number (8 bytes in the array, no BigInt object), a larger one
+   * The last GRANTED_WINDOW distinct granted tokens. While only one token was granted, that
+   * token itself (no array); from the second distinct one, an array of exactly the tokens granted
+   * (copied one longer per new token: no spare slots, and at most GRANTED_WINDOW copies), a ring
+   * once full (see RareFacts.grantedNext).
+   * In the array a token up to 2^53 is kept as a number (8 bytes, no BigInt object), a larger one
    * as a BigInt; each value has one form only, and comparisons between the two forms are exact.
    */
-  grantedTokens: (number | bigint)[] | undefined;
-  grantedCount = 0;
-  private grantedNext = 0;
-  grants = 0;
+  grantedTokens: (number | bigint)[] | bigint | undefined;
   /** The resource itself logs its write decisions (some write has observer "resource"). */
   resourceLogsWrites = false;
   /**
-   * The rules' own per-resource state, one slot per rule (by the engine's rule index), allocated
-   * when a rule first asks for it. Opaque here: the timeline never reads it.
+   * The rules' own per-resource state, one slot per rule that keeps some (the engine gives rules
+   * their slot numbers): slot 0 here, the others in `slots` (slot i at i - 1, the array only as
+   * long as the highest slot held), made when a rule first asks for its slot. Opaque here: the
+   * timeline never reads them.
    */
+  slot0: unknown = undefined;
   slots: unknown[] | undefined;
 
   events = 0;
@@ -187,27 +278,70 @@ export class ResourceTimeline {
   rejectedStaleFence = 0;
   rejectedOther = 0;
   withoutToken = 0;
-  /** Stale write requests, by how the resource answered. */
-  staleWrites = 0;
-  staleWritesExplicit = 0;
-  staleWritesAccepted = 0;
-  oldHandleReleases = 0;
-  oldHandleReleasesSucceeded = 0;
   findings = 0;
-  /** Error findings that are definite or likely (these make the resource violated). */
-  errorFindings = 0;
-  /** Error findings that are only possible (these make the resource inconclusive). */
-  possibleErrorFindings = 0;
-  /** The first possible error finding, for the readiness reason. */
-  firstUncertain: { finding: string; rule: string; decide?: string } | undefined;
-  /** The first accepted stale write, and the first stale write answered without an explicit stale result (for reasons). */
-  firstAcceptedStale: { token?: bigint; highest?: bigint } | undefined;
-  firstNotExplicit: { token?: bigint; highest?: bigint; result: string } | undefined;
-  /** The generic answers stale writes got (rejected, error, timeout), allocated when needed. */
-  notExplicitResults: Set<string> | undefined;
+  /** The rarely used facts, when one has happened (see RareFacts; read through the getters below). */
+  rare: RareFacts | undefined = undefined;
 
   constructor(resource: string) {
     this.resource = resource;
+  }
+
+  /** The rarely used facts, allocated on first use. */
+  rareFacts(): RareFacts {
+    return (this.rare ??= {
+      errorFindings: 0,
+      staleWrites: 0,
+      staleWritesExplicit: 0,
+      staleWritesAccepted: 0,
+      oldHandleReleases: 0,
+      oldHandleReleasesSucceeded: 0,
+      possibleErrorFindings: 0,
+      firstUncertain: undefined,
+      firstAcceptedStale: undefined,
+      firstNotExplicit: undefined,
+      notExplicitResults: undefined,
+      grantedNext: 0,
+    });
+  }
+
+  /** Error findings that are definite or likely (these make the resource violated). */
+  get errorFindings(): number {
+    return this.rare?.errorFindings ?? 0;
+  }
+  /** Stale write requests, by how the resource answered. */
+  get staleWrites(): number {
+    return this.rare?.staleWrites ?? 0;
+  }
+  get staleWritesExplicit(): number {
+    return this.rare?.staleWritesExplicit ?? 0;
+  }
+  get staleWritesAccepted(): number {
+    return this.rare?.staleWritesAccepted ?? 0;
+  }
+  get oldHandleReleases(): number {
+    return this.rare?.oldHandleReleases ?? 0;
+  }
+  get oldHandleReleasesSucceeded(): number {
+    return this.rare?.oldHandleReleasesSucceeded ?? 0;
+  }
+  /** Error findings that are only possible (these make the resource inconclusive). */
+  get possibleErrorFindings(): number {
+    return this.rare?.possibleErrorFindings ?? 0;
+  }
+  /** The first possible error finding, for the readiness reason. */
+  get firstUncertain(): RareFacts['firstUncertain'] {
+    return this.rare?.firstUncertain;
+  }
+  /** The first accepted stale write, and the first stale write answered without an explicit stale result (for reasons). */
+  get firstAcceptedStale(): RareFacts['firstAcceptedStale'] {
+    return this.rare?.firstAcceptedStale;
+  }
+  get firstNotExplicit(): RareFacts['firstNotExplicit'] {
+    return this.rare?.firstNotExplicit;
+  }
+  /** The generic answers stale writes got (rejected, error, timeout). */
+  get notExplicitResults(): ReadonlySet<string> | undefined {
+    return this.rare?.notExplicitResults;
   }
 
   /** Not ended by a logged event, and not past its ttl since the last renewal. */
@@ -305,8 +439,13 @@ export class ResourceTimeline {
   /** Was this token granted on this resource, as far as the remembered window tells? */
   grantStatus(token: bigint): 'granted' | 'never' | 'unknown' {
     const granted = this.grantedTokens;
-    if (this.grants === 0 || granted === undefined) return 'unknown';
-    const n = this.grantedCount;
+    if (granted === undefined) return 'unknown';
+    if (typeof granted === 'bigint') {
+      // One token granted so far: it is also the highest granted, and the window's minimum.
+      if (token === granted) return 'granted';
+      return token > granted ? 'never' : 'unknown';
+    }
+    const n = granted.length;
     const key = windowKey(token);
     for (let i = 0; i < n; i++) if (granted[i] === key) return 'granted';
     if (token > this.highestGranted!.fenceToken!) return 'never';
@@ -333,8 +472,9 @@ export class ResourceTimeline {
         break;
       case 'release': {
         if (this.isOldHandleRelease(ev) !== undefined) {
-          this.oldHandleReleases++;
-          if (ev.result === 'released') this.oldHandleReleasesSucceeded++;
+          const rare = this.rareFacts();
+          rare.oldHandleReleases++;
+          if (ev.result === 'released') rare.oldHandleReleasesSucceeded++;
         }
         for (const { lease, kind } of this.endingsOf(ev)) this.end(lease, ev, kind);
         break;
@@ -346,10 +486,9 @@ export class ResourceTimeline {
   }
 
   private end(lease: Lease, ev: LockEvent, kind: LeaseEnd): void {
-    lease.end = keep(ev, { resource: this.resource, leaseId: lease.leaseId, ownerId: lease.ownerId, fenceToken: lease.fenceToken });
+    lease.ended(keep(ev, { resource: this.resource, leaseId: lease.leaseId, ownerId: lease.ownerId, fenceToken: lease.fenceToken }), kind);
     // After its owner released it, the lease's last renewal is no longer evidence of anything.
     if (kind === 'release') lease.forgetRenewals();
-    lease.endKind = kind;
   }
 
   private grant(ev: LockEvent): void {
@@ -357,7 +496,6 @@ export class ResourceTimeline {
     // The grant of a new highest token always starts a new lease (a grant logged again has its lease's token).
     let highest = false;
     if (token !== undefined) {
-      this.grants++;
       highest = this.highestGranted === undefined || token > this.highestGranted.fenceToken!;
       this.rememberGrant(token);
     }
@@ -388,23 +526,30 @@ export class ResourceTimeline {
 
   /** Add a granted token to the window, unless it is there already. */
   private rememberGrant(token: bigint): void {
-    let g = this.grantedTokens;
-    const n = this.grantedCount;
-    const key = windowKey(token);
-    if (g !== undefined) for (let i = 0; i < n; i++) if (g[i] === key) return;
-    if (g === undefined) g = this.grantedTokens = new Array<number | bigint>(4);
-    else if (n === g.length && n < GRANTED_WINDOW) {
-      const bigger = new Array<number | bigint>(Math.min(GRANTED_WINDOW, n * 2));
-      for (let i = 0; i < n; i++) bigger[i] = g[i]!;
-      g = this.grantedTokens = bigger;
+    const g = this.grantedTokens;
+    if (g === undefined) {
+      // The first token: kept as it is (the lease holds the same BigInt), no array yet.
+      this.grantedTokens = token;
+      return;
     }
-    if (n < g.length) {
-      g[n] = key;
-      this.grantedCount = n + 1;
+    const key = windowKey(token);
+    if (typeof g === 'bigint') {
+      if (g === token) return;
+      this.grantedTokens = [windowKey(g), key];
+      return;
+    }
+    const n = g.length;
+    for (let i = 0; i < n; i++) if (g[i] === key) return;
+    if (n < GRANTED_WINDOW) {
+      const window = new Array<number | bigint>(n + 1);
+      for (let i = 0; i < n; i++) window[i] = g[i]!;
+      window[n] = key;
+      this.grantedTokens = window;
     } else {
       // The window is full: replace the oldest.
-      g[this.grantedNext] = key;
-      this.grantedNext = (this.grantedNext + 1) % g.length;
+      const rare = this.rareFacts();
+      g[rare.grantedNext] = key;
+      rare.grantedNext = (rare.grantedNext + 1) % n;
     }
   }
 
@@ -413,14 +558,15 @@ export class ResourceTimeline {
     if (!this.isDecision(ev)) return;
     const staleness = this.staleness(ev);
     const stale = staleness === 'stale' || staleness === 'equal-other-handle';
-    if (stale) this.staleWrites++;
+    const rare = stale ? this.rareFacts() : undefined;
+    if (rare !== undefined) rare.staleWrites++;
     switch (ev.result) {
       case 'accepted':
         this.accepted++;
         if (staleness === 'untokened') this.withoutToken++;
-        else if (stale) {
-          this.staleWritesAccepted++;
-          this.firstAcceptedStale ??= { token: ev.fenceToken, highest: this.highest?.fenceToken };
+        else if (rare !== undefined) {
+          rare.staleWritesAccepted++;
+          rare.firstAcceptedStale ??= { token: ev.fenceToken, highest: this.highest?.fenceToken };
         }
         else if (staleness === 'fresh') {
           const lease = this.findLease(ev);
@@ -429,13 +575,13 @@ export class ResourceTimeline {
         break;
       case 'rejected-stale-fence':
         this.rejectedStaleFence++;
-        if (stale) this.staleWritesExplicit++;
+        if (rare !== undefined) rare.staleWritesExplicit++;
         break;
       default:
         this.rejectedOther++;
-        if (stale) {
-          this.firstNotExplicit ??= { token: ev.fenceToken, highest: this.highest?.fenceToken, result: ev.result };
-          (this.notExplicitResults ??= new Set()).add(detach(ev.result));
+        if (rare !== undefined) {
+          rare.firstNotExplicit ??= { token: ev.fenceToken, highest: this.highest?.fenceToken, result: ev.result };
+          (rare.notExplicitResults ??= new Set()).add(detach(ev.result));
         }
         break;
     }
