@@ -119,10 +119,23 @@ describe('mapping fast path', () => {
       `{${base},"ttlMs":"soon"}`,
       `{${base},"observer":"nobody"}`,
       `{${base},"result":"accepted"}`, // not a result of acquire
-      `{${base},"err":{"a":1}}`, // nested
-      `{${base},"tags":[1]}`,
       `{${base},"note":"tab\there"}`, // a raw control character: not JSON
-      `{${base},"note":"say \\"hi\\""}`,
+      `{${base},"err":{"stack":"tab\there"}}`,
+      `{${base},"note":"bad \\x escape"}`,
+      `{${base},"note":"bad \\u12G4 escape"}`,
+      `{${base},"err":{"a":1,}}`,
+      `{${base},"err":{"a" 1}}`,
+      `{${base},"err":{"a":1]}`,
+      `{${base},"err":[1,2}`,
+      `{${base},"err":{"a":01}}`,
+      `{${base},"err":{"a":tru}}`,
+      `{${base},"err":{"a":1}`,
+      `{${base},"err":${'['.repeat(40)}${']'.repeat(40)}}`, // deeper than the fast path goes
+      `{${base},"err":{\t"a":1}}`, // a tab between tokens
+      `{${base},"msg":"lock \\u0061cquired"}`, // an escape in a value the mapping reads
+      `{"time":1,"msg":"lock acquired","resource":{"id":"r"}}`, // a nested value the mapping reads
+      `{${base},"host":{"name":"n1"}}`, // host.name, nested
+      `{${base},"lea\\u0073e":"l2"}`, // an escaped key
       `{${base}} x`,
       `{${base},}`,
       `{${base},"x":01}`,
@@ -155,6 +168,9 @@ describe('mapping fast path', () => {
       '{"time":1772323200000,"msg":"lock busy","resource":"r","source":"db","x":null,"y":true}',
       ' { "time" : 1772323200000 , "msg" : "lock acquired" , "resource" : "ключ ✓" } ',
       '{"time":1772323200000,"msg":"lock acquired","resource":true,"owner":false,"lease":-3}',
+      // Keys the mapping does not read may hold anything JSON.
+      '{"time":1772323200000,"msg":"lock acquired","resource":"r","err":{"type":"E","stack":"at x\\n\\tat \\"y\\" \\u00e9\\/","list":[1,-2.5e3,true,null,{"resource":"other"},[]],"o":{}},"tags":[ ],"note":"say \\"hi\\""}',
+      `{"time":1772323200000,"msg":"lock acquired","resource":"r","deep":${'['.repeat(30)}${']'.repeat(30)}}`,
     ];
     for (const line of taken) expect(check(appJson, line), line).toBe('event');
     const ev = appJson.fastEvent!(taken[0]!, origin) as LockEvent;
@@ -168,7 +184,9 @@ describe('mapping fast path', () => {
     const raw = fc.oneof(
       { weight: 4, arbitrary: str.map((s) => JSON.stringify(s)) },
       { weight: 2, arbitrary: fc.constantFrom('0', '1', '-1', '30', '1.5', '1e3', '-0', '1772323200002', '1772323200.5', '9007199254740993', '123456789012345', 'true', 'false', 'null') },
-      { weight: 1, arbitrary: fc.constantFrom('{}', '{"a":1}', '[1]', '"a\\u0041"', '"\\n"', '01', '1.', '"x', 'nul') },
+      { weight: 1, arbitrary: fc.constantFrom('{}', '{"a":1}', '[1]', '"a\\u0041"', '"\\n"', '01', '1.', '"x', 'nul', '{"a":[1,{"b":"\\"c\\""}]}', '[1,]', '{"a":1', '"\\x"', '{"resource":"other","msg":"lock released"}') },
+      { weight: 1, arbitrary: fc.json({ maxDepth: 3 }) },
+      { weight: 1, arbitrary: fc.json({ maxDepth: 2 }).map((j) => j.slice(0, Math.max(1, j.length - 1))) }, // cut short: mostly not JSON
     );
     const time = fc.oneof(fc.integer({ min: 1772323200000, max: 1772323300000 }).map(String), fc.constantFrom('"2026-03-01T10:00:00.123Z"', '"2026-03-01 10:00:00"', '1772323200'));
     const styles = fc.constantFrom('pino', 'bunyan', 'winston', 'free');

@@ -4,10 +4,11 @@
  * reads (every candidate of every canonical field, the paths the rules test, the placeholders of
  * `defaults`), and for each canonical field its candidates in order.
  *
- * Like the canonical fast path (fast-canonical.ts) it reads only the common shape: one flat object
- * of strings, numbers and literals, no escapes, no control characters, no key the mapping reads
- * written twice. Anything else, and any line whose event the general path would refuse (with a
- * reason), gives `undefined`: the general path (JSON.parse, then toEvent) decides. So it changes
+ * Like the canonical fast path (fast-canonical.ts) it reads only the common shape: one object
+ * whose keys the mapping reads hold plain strings (no escapes), numbers or literals, each written
+ * once, with no key escaped; the values of other keys may be anything JSON (nested, escaped), and
+ * are only checked to be JSON. Anything else, and any line whose event the general path would
+ * refuse (with a reason), gives `undefined`: the general path (JSON.parse, then toEvent) decides. So it changes
  * speed, never results; test/fast-mapping.test.ts checks both paths against each other.
  *
  * The rules are not run per line: which rule matches depends only on the values of the keys the
@@ -44,7 +45,17 @@ export interface FastMappingPlan {
 type FastEvent = (text: string, origin: RecordOrigin) => LockEvent | null | undefined;
 
 /** A `defaults` template: literal text, the input's base name, or a key's value. */
-type Piece = { text: string } | { file: true } | { slot: number };
+interface Piece {
+  /** 0: `text` as it is; 1: the input's base name; 2: the value of key `slot`. */
+  readonly kind: 0 | 1 | 2;
+  readonly text: string;
+  readonly slot: number;
+}
+interface Template {
+  /** The whole text, when the template has no placeholder. */
+  readonly constant: string | undefined;
+  readonly pieces: readonly Piece[];
+}
 
 /** The fast path of a mapping, or undefined when its shape is not one the fast path reads. */
 export function compileFastMapping(plan: FastMappingPlan): FastEvent | undefined {
@@ -67,16 +78,16 @@ export function compileFastMapping(plan: FastMappingPlan): FastEvent | undefined
     if (paths === undefined) return undefined;
     for (const q of paths) if (!ruleSlots.includes(slot(q))) ruleSlots.push(slot(q));
   }
-  const templates = new Map<string, Piece[]>();
+  const templates = new Map<string, Template>();
   for (const [field, t] of Object.entries(plan.defaults)) {
     const pieces: Piece[] = [];
     for (const part of t.split(/(\{[^{}]+\})/)) {
       if (part === '') continue;
-      if (!part.startsWith('{')) pieces.push({ text: part });
-      else if (part === '{$file}') pieces.push({ file: true });
-      else pieces.push({ slot: slot(part.slice(1, -1)) });
+      if (!part.startsWith('{')) pieces.push({ kind: 0, text: part, slot: -1 });
+      else if (part === '{$file}') pieces.push({ kind: 1, text: '', slot: -1 });
+      else pieces.push({ kind: 2, text: '', slot: slot(part.slice(1, -1)) });
     }
-    templates.set(field, pieces);
+    templates.set(field, { constant: pieces.every((p) => p.kind === 0) ? pieces.map((p) => p.text).join('') : undefined, pieces });
   }
   // The first key of a dot path: written twice, the general path says so (a flat value there is no
   // object, so the path itself is read as one whole key only).
@@ -130,6 +141,9 @@ export function compileFastMapping(plan: FastMappingPlan): FastEvent | undefined
   const ends = new Int32Array(n);
   const kinds = new Uint8Array(n);
   const stamps = new Int32Array(n);
+  const hashes = new Int32Array(n);
+  const ruleSlot = new Uint8Array(n);
+  for (const s of ruleSlots) ruleSlot[s] = 1;
   let stamp = 0;
 
   const get = (field: string): Int32Array => fieldSlots.get(field) ?? new Int32Array(0);
@@ -191,21 +205,24 @@ export function compileFastMapping(plan: FastMappingPlan): FastEvent | undefined
     const s = first(cands);
     return s === -1 ? undefined : strOf(s);
   };
-  const fill = (pieces: Piece[] | undefined, origin: RecordOrigin): string | undefined => {
-    if (pieces === undefined) return undefined;
+  const fill = (template: Template | undefined, origin: RecordOrigin): string | undefined => {
+    if (template === undefined) return undefined;
+    if (template.constant !== undefined) return template.constant;
     let out = '';
-    for (const p of pieces) {
-      if ('text' in p) out += p.text;
-      else if ('file' in p) out += basename(origin.file);
+    const pieces = template.pieces;
+    for (let k = 0; k < pieces.length; k++) {
+      const p = pieces[k]!;
+      if (p.kind === 0) out += p.text;
+      else if (p.kind === 1) out += basename(origin.file);
       else {
         const s = p.slot;
-        if (stamps[s] !== stamp) return undefined;
-        if (!present(s)) return undefined;
+        if (stamps[s] !== stamp || !present(s)) return undefined;
         out += strOf(s);
       }
     }
     return out;
   };
+
 
   // Which rule a set of rule inputs matches (index, or -1): a table by a hash of the inputs as
   // written, each entry's inputs kept as one string (each slot's code and kind, its raw text, NUL;
@@ -230,14 +247,20 @@ export function compileFastMapping(plan: FastMappingPlan): FastEvent | undefined
     }
     return pos === key.length;
   };
+  /** A hash of text[start, end), as the scan makes it of the strings the rules read. */
+  const valueHash = (start: number, end: number): number => {
+    let vh = 0;
+    for (let j = start; j < end; j++) vh = (Math.imul(vh, 31) + text.charCodeAt(j)) | 0;
+    return vh;
+  };
   const chooseRule = (): number => {
     let h = 0;
     for (let k = 0; k < ruleSlots.length; k++) {
       const s = ruleSlots[k]!;
       if (stamps[s] !== stamp) continue;
-      h = (Math.imul(h, 31) + 0x100 + s * 4 + kinds[s]!) | 0;
-      for (let j = starts[s]!, end = ends[s]!; j < end; j++) h = (Math.imul(h, 31) + text.charCodeAt(j)) | 0;
-      h = Math.imul(h, 31) | 0;
+      const kind = kinds[s]!;
+      h = Math.imul(h, 0x01000193) ^ (0x100 + s * 4 + kind);
+      h = Math.imul(h, 0x01000193) ^ (kind === STRING ? hashes[s]! : valueHash(starts[s]!, ends[s]!));
     }
     let at = h & ruleMask;
     for (;;) {
@@ -315,6 +338,7 @@ export function compileFastMapping(plan: FastMappingPlan): FastEvent | undefined
         h = (Math.imul(h, 31) + k) | 0;
       }
       if (keyEnd === len) return undefined;
+      const s = slotFor(t, keyStart, keyEnd, h);
       i = keyEnd + 1;
       while (t.charCodeAt(i) === 32) i++;
       if (t.charCodeAt(i) !== 58 /* : */) return undefined;
@@ -324,13 +348,32 @@ export function compileFastMapping(plan: FastMappingPlan): FastEvent | undefined
       let vs: number;
       let ve: number;
       let kind: number;
-      if (c === 34) {
+      if (s === -1 && (c === 34 || c === 123 || c === 91)) {
+        // A string, object or array the mapping does not read: skipped, but checked to be JSON
+        // (escapes and nesting allowed; the general path would refuse the line otherwise).
+        i = skipValue(t, i, len, 0);
+        if (i === -1) return undefined;
+        vs = ve = 0;
+        kind = 0;
+      } else if (c === 34) {
         vs = i + 1;
         ve = vs;
-        for (; ve < len; ve++) {
-          const k = t.charCodeAt(ve);
-          if (k === 34) break;
-          if (k === 92 || k < 32) return undefined;
+        if (ruleSlot[s] === 1) {
+          // A value the rules read: hashed on the way (as valueHash does), for chooseRule.
+          let vh = 0;
+          for (; ve < len; ve++) {
+            const k = t.charCodeAt(ve);
+            if (k === 34) break;
+            if (k === 92 || k < 32) return undefined;
+            vh = (Math.imul(vh, 31) + k) | 0;
+          }
+          hashes[s] = vh;
+        } else {
+          for (; ve < len; ve++) {
+            const k = t.charCodeAt(ve);
+            if (k === 34) break;
+            if (k === 92 || k < 32) return undefined;
+          }
         }
         if (ve === len) return undefined;
         kind = STRING;
@@ -353,9 +396,8 @@ export function compileFastMapping(plan: FastMappingPlan): FastEvent | undefined
         vs = i;
         ve = i += 4;
         kind = LITERAL;
-      } else return undefined; // nested object or array, or not JSON
+      } else return undefined; // a nested value the mapping reads, or not JSON
 
-      const s = slotFor(t, keyStart, keyEnd, h);
       if (s !== -1) {
         if (stamps[s] === stamp) return undefined; // written twice: the general path says what it means
         stamps[s] = stamp;
@@ -463,6 +505,67 @@ export function compileFastMapping(plan: FastMappingPlan): FastEvent | undefined
       bytes: origin.bytes,
     };
   };
+}
+
+/** Deepest nesting skipped; deeper lines go the general way. */
+const MAX_DEPTH = 32;
+
+/**
+ * Index just past the JSON value (string, number, literal, object or array) at i, or -1 when it
+ * is not one as JSON.parse reads it (or is nested deeper than MAX_DEPTH, or has whitespace other
+ * than spaces between its tokens).
+ */
+function skipValue(t: string, i: number, n: number, depth: number): number {
+  const c = t.charCodeAt(i);
+  if (c === 34) return skipString(t, i, n);
+  if (c === 45 || (c >= 48 && c <= 57)) return numberEnd(t, i, n);
+  if (c === 116) return t.startsWith('true', i) ? i + 4 : -1;
+  if (c === 102) return t.startsWith('false', i) ? i + 5 : -1;
+  if (c === 110) return t.startsWith('null', i) ? i + 4 : -1;
+  if (c !== 123 && c !== 91) return -1;
+  if (depth >= MAX_DEPTH) return -1;
+  const close = c === 123 ? 125 : 93;
+  i++;
+  while (t.charCodeAt(i) === 32) i++;
+  if (t.charCodeAt(i) === close) return i + 1;
+  for (;;) {
+    if (c === 123) {
+      if (t.charCodeAt(i) !== 34) return -1;
+      i = skipString(t, i, n);
+      if (i === -1) return -1;
+      while (t.charCodeAt(i) === 32) i++;
+      if (t.charCodeAt(i) !== 58 /* : */) return -1;
+      i++;
+      while (t.charCodeAt(i) === 32) i++;
+    }
+    i = skipValue(t, i, n, depth + 1);
+    if (i === -1) return -1;
+    while (t.charCodeAt(i) === 32) i++;
+    const d = t.charCodeAt(i);
+    if (d === close) return i + 1;
+    if (d !== 44 /* , */) return -1;
+    i++;
+    while (t.charCodeAt(i) === 32) i++;
+  }
+}
+
+/** Index just past the JSON string at i (its quote), or -1: a raw control character, a bad escape, no end. */
+function skipString(t: string, i: number, n: number): number {
+  for (let j = i + 1; j < n; j++) {
+    const k = t.charCodeAt(j);
+    if (k === 34) return j + 1;
+    if (k < 32) return -1;
+    if (k === 92) {
+      const e = t.charCodeAt(++j);
+      if (e === 117 /* u */) {
+        for (let h = 0; h < 4; h++) {
+          const x = t.charCodeAt(++j);
+          if (!((x >= 48 && x <= 57) || (x >= 65 && x <= 70) || (x >= 97 && x <= 102))) return -1;
+        }
+      } else if (e !== 34 && e !== 92 && e !== 47 && e !== 98 && e !== 102 && e !== 110 && e !== 114 && e !== 116) return -1;
+    }
+  }
+  return -1;
 }
 
 /** The value of t[start, end) when it is 1 to 15 ASCII digits, else -1. */
