@@ -151,6 +151,10 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
     if (fast !== undefined && !badUtf8) {
       origin.line = line;
       const ev = fast(text, origin);
+      if (ev === null) {
+        summary.ignored++;
+        continue;
+      }
       if (ev !== undefined) {
         summary.events++;
         out.push(ev);

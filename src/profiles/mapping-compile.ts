@@ -15,6 +15,7 @@ import { expandOtlp } from './otlp.js';
 import { keyGuard, repeatedKey } from './scan.js';
 import { DEFAULT_FIELDS, fieldGetters, str, template, type Getter } from './mapping-fields.js';
 import { compileRules, type CompiledRule, type MatchRule } from './mapping-conditions.js';
+import { compileFastMapping } from './fast-mapping.js';
 
 export interface MappingSpec {
   description?: string;
@@ -102,10 +103,17 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
   // Carried fields are remembered from lines that are no event too: their keys are guarded on every record.
   const whenGuard = guarded ? keyGuard([...whenKeys, ...carry.flatMap(fieldKeys)]) : undefined;
   const fullGuard = guarded ? keyGuard([...whenKeys, ...[...candidates.keys()].flatMap(fieldKeys), ...topKeys(placeholders)]) : undefined;
+  // The fast path reads JSON lines whose values are the fields as they are (no value maps,
+  // normalisers or carried fields).
+  const fastEvent =
+    guarded && carry.length === 0 && m.values === undefined && m.normalize === undefined
+      ? compileFastMapping({ candidates, whenPaths: m.match.flatMap((rule) => Object.keys(rule.when)), rules, defaults: m.defaults ?? {}, format, ttlFactor, ttlUnit })
+      : undefined;
   return {
     name,
     recipe: { kind: 'mapping', spec: m, name, options },
     parseLine: parse,
+    fastEvent,
     expand: m.expand === 'otlp' ? expandOtlp : undefined,
     toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null {
       let rule: CompiledRule | undefined;

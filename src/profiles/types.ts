@@ -33,11 +33,12 @@ export interface Profile {
   /** Split a record into several (e.g. an OTLP export batch); default: the record itself. */
   readonly expand?: (record: Record<string, unknown>) => Record<string, unknown>[];
   /**
-   * Optional fast path from the line's text straight to an event, skipping the record. Returns
-   * undefined whenever the general path (parseLine/JSON.parse, then toEvent) must decide; it must
-   * never give a different event than that path would.
+   * Optional fast path from the line's text straight to an event, skipping the record; `null`
+   * when the line is sure to be no lock/write event (ignored). Returns undefined whenever the
+   * general path (parseLine/JSON.parse, then toEvent) must decide; it must never give a
+   * different answer than that path would.
    */
-  readonly fastEvent?: (text: string, origin: RecordOrigin) => LockEvent | undefined;
+  readonly fastEvent?: (text: string, origin: RecordOrigin) => LockEvent | null | undefined;
   toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null;
   /** For `auto`: the profile to use for an input, from its first non-blank line. */
   readonly detect?: (firstLine: string) => Profile;
