@@ -7,7 +7,7 @@ import type { LockEvent } from '../model/event.js';
 import type { FileSummary } from '../model/report.js';
 import { canonical } from '../profiles/canonical.js';
 import type { Profile } from '../profiles/types.js';
-import { DEFAULT_MAX_LINE_BYTES, readLines, type LineBatch } from './lines.js';
+import { decodeBatch, DEFAULT_MAX_LINE_BYTES, isByteBatch, readLineBytes, readLines, type ByteLineBatch, type LineBatch } from './lines.js';
 import { InputError } from './open.js';
 import { firstContentLine, toEvents, type InputStats } from './records.js';
 import { Unwrapper } from './wrappers.js';
@@ -24,10 +24,10 @@ export async function* parseSource(
 ): AsyncGenerator<{ events: LockEvent[]; lines: number }> {
   let chosen = profile.detect === undefined ? profile : undefined;
   const unwrapper = new Unwrapper(maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
-  const events = (batch: LineBatch): LockEvent[] => {
+  const events = (batch: LineBatch | ByteLineBatch): LockEvent[] => {
     if (unwrapper.kind != null) summary.wrapper = unwrapper.kind;
     if (chosen === undefined) {
-      const first = firstContentLine(batch);
+      const first = firstContentLine(isByteBatch(batch) ? decodeBatch(batch) : batch);
       chosen = first === undefined ? undefined : profile.detect!(first);
       if (chosen === undefined) {
         // Only blank or over-long lines so far: count them; any profile does.
@@ -39,7 +39,17 @@ export async function* parseSource(
     return toEvents(batch, chosen, name, name, stats, summary, byReference);
   };
   try {
-    for await (const raw of readLines(chunks, { maxLineBytes })) {
+    // Lines by reference are read as bytes, and decoded only when the profile's byte path is not
+    // to take them: until the wrapper and the profile are known, and for wrapped inputs.
+    for await (const raw of byReference ? readLineBytes(chunks, { maxLineBytes }) : readLines(chunks, { maxLineBytes })) {
+      if (isByteBatch(raw)) {
+        if (unwrapper.kind === null && chosen?.fastBytes !== undefined) {
+          yield { events: events(raw), lines: raw.lines.length };
+          continue;
+        }
+        yield { events: events(unwrapper.push(decodeBatch(raw))), lines: raw.lines.length };
+        continue;
+      }
       yield { events: events(unwrapper.push(raw)), lines: raw.lines.length };
     }
   } catch (err) {

@@ -187,7 +187,8 @@ export function recordOf(ev: LockEvent): Readonly<Record<string, unknown>> | und
  */
 export function fieldsOf(ev: LockEvent, lines?: LineReader): { fields?: Readonly<Record<string, unknown>>; unavailable?: string } {
   if (ev.record !== undefined || ev.text !== undefined) return { fields: displayFields(recordOf(ev)) };
-  if (ev.offset !== undefined && ev.bytes !== undefined && ev.type === 'write') {
+  // A kept write by reference, or an event of the byte path (which holds no text; kept lock events hold no offset).
+  if (ev.offset !== undefined && ev.bytes !== undefined) {
     if (lines === undefined) return { unavailable: 'the line is kept by reference and no reader was given' };
     const text = lines(ev.file, ev.offset, ev.bytes);
     if (typeof text !== 'string') return { unavailable: text.unavailable };
