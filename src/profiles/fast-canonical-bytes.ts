@@ -51,6 +51,23 @@ const OBSERVER_NAMES: readonly Observer[] = ['authority', 'worker', 'resource'];
 
 type Bytes = Uint8Array;
 
+/**
+ * Bytes inside a JSON string: 0 for a plain ASCII character, 1 for the closing quote, 2 for what
+ * the byte path leaves to the others (a control character, a backslash, a byte of 0x80 or above).
+ * The byte after a line in its chunk is a newline or a CR (2), so a scan stops there.
+ */
+const IN_STRING = new Uint8Array(256).fill(2);
+for (let c = 32; c < 128; c++) IN_STRING[c] = 0;
+IN_STRING[34] = 1;
+IN_STRING[92] = 2;
+
+/** Index of the closing quote of the string whose first byte is at i, or -1 (see IN_STRING). */
+function stringEnd(b: Bytes, i: number, n: number): number {
+  let k = IN_STRING[b[i]!];
+  while (k === 0) k = IN_STRING[b[++i]!];
+  return k === 1 && i < n ? i : -1;
+}
+
 /** Buffer's latin1 decoder (for ASCII bytes, the same text as UTF-8), without the encoding switch of toString. */
 const latin1 = (Buffer.prototype as unknown as { latin1Slice?: (this: Bytes, s: number, e: number) => string }).latin1Slice ?? function (this: Bytes, s: number, e: number): string {
   return Buffer.from(this.buffer, this.byteOffset, this.byteLength).toString('latin1', s, e);
@@ -268,14 +285,9 @@ export function fastCanonicalBytes(b: Bytes, start: number, end: number, origin:
   for (;;) {
     if (i >= n || b[i] !== 34 /* " */) return undefined;
     const keyStart = ++i;
-    for (;;) {
-      if (i >= n) return undefined;
-      const c = b[i]!;
-      if (c === 34) break;
-      if (c < 32 || c === 92 || c >= 128) return undefined;
-      i++;
-    }
-    const keyEnd = i++;
+    const keyEnd = stringEnd(b, i, n);
+    if (keyEnd === -1) return undefined;
+    i = keyEnd + 1;
     while (i < n && b[i] === 32) i++;
     if (i >= n || b[i] !== 58 /* : */) return undefined;
     i++;
@@ -287,14 +299,9 @@ export function fastCanonicalBytes(b: Bytes, start: number, end: number, origin:
     let kind: number;
     if (c === 34) {
       vs = ++i;
-      for (;;) {
-        if (i >= n) return undefined;
-        const d = b[i]!;
-        if (d === 34) break;
-        if (d < 32 || d === 92 || d >= 128) return undefined;
-        i++;
-      }
-      ve = i++;
+      ve = stringEnd(b, i, n);
+      if (ve === -1) return undefined;
+      i = ve + 1;
       kind = STRING;
     } else if (c === 45 || (c >= 48 && c <= 57)) {
       vs = i;
