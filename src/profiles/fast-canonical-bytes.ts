@@ -77,33 +77,59 @@ function str(b: Bytes, s: number, e: number): string {
   return latin1.call(b, s, e);
 }
 
-/** b[s, s + name.length) is `name` (ASCII). */
-function is(b: Bytes, s: number, name: string): boolean {
-  for (let k = 0; k < name.length; k++) if (b[s + k] !== name.charCodeAt(k)) return false;
+/** The bytes of an ASCII name. */
+function ascii(name: string): Uint8Array {
+  return Uint8Array.from(name, (c) => c.charCodeAt(0));
+}
+
+/** b[s, s + name.length) are the bytes `name`. */
+function is(b: Bytes, s: number, name: Uint8Array): boolean {
+  for (let k = 0; k < name.length; k++) if (b[s + k] !== name[k]) return false;
   return true;
 }
 
-/** Which canonical key the key bytes [s, s+len) are (0 for any other key). */
-function keyBit(b: Bytes, s: number, len: number): number {
-  switch (len) {
-    case 2:
-      return b[s] === 116 && b[s + 1] === 115 ? K_TS : 0;
-    case 4:
-      return is(b, s, 'type') ? K_TYPE : 0;
-    case 5:
-      return is(b, s, 'ttlMs') ? K_TTL : 0;
-    case 6:
-      return b[s] === 114 ? (is(b, s, 'result') ? K_RESULT : 0) : is(b, s, 'source') ? K_SOURCE : 0;
-    case 7:
-      return b[s] === 111 ? (is(b, s, 'ownerId') ? K_OWNER : 0) : is(b, s, 'leaseId') ? K_LEASE : 0;
-    case 8:
-      return b[s] === 114 ? (is(b, s, 'resource') ? K_RESOURCE : 0) : b[s] === 111 ? (is(b, s, 'observer') ? K_OBSERVER : 0) : is(b, s, 'hostname') ? K_HOST : 0;
-    case 9:
-      return b[s] === 104 ? (is(b, s, 'host.name') ? K_HOST : 0) : is(b, s, 'latencyMs') ? K_LATENCY : 0;
-    case 10:
-      return is(b, s, 'fenceToken') ? K_TOKEN : 0;
-    case 11:
-      return is(b, s, 'operationId') ? K_OPERATION : 0;
+// Canonical keys with their closing quote, as bytes.
+const Q_TYPE = ascii('type"');
+const Q_TTL = ascii('ttlMs"');
+const Q_RESULT = ascii('result"');
+const Q_RESOURCE = ascii('resource"');
+const Q_SOURCE = ascii('source"');
+const Q_OWNER = ascii('ownerId"');
+const Q_OBSERVER = ascii('observer"');
+const Q_OPERATION = ascii('operationId"');
+const Q_LEASE = ascii('leaseId"');
+const Q_LATENCY = ascii('latencyMs"');
+const Q_TOKEN = ascii('fenceToken"');
+const Q_HOSTNAME = ascii('hostname"');
+const Q_HOST_NAME = ascii('host.name"');
+
+/**
+ * The canonical key whose name starts at s (after the opening quote), with its closing quote:
+ * its bit, and the name's length above bit 16; 0 for any other key (then scanned as a string).
+ */
+function keyAt(b: Bytes, s: number): number {
+  switch (b[s]) {
+    case 116: // t
+      if (b[s + 1] === 115 && b[s + 2] === 34) return K_TS | (2 << 16);
+      if (is(b, s, Q_TYPE)) return K_TYPE | (4 << 16);
+      return is(b, s, Q_TTL) ? K_TTL | (5 << 16) : 0;
+    case 114: // r
+      if (is(b, s, Q_RESOURCE)) return K_RESOURCE | (8 << 16);
+      return is(b, s, Q_RESULT) ? K_RESULT | (6 << 16) : 0;
+    case 111: // o
+      if (is(b, s, Q_OWNER)) return K_OWNER | (7 << 16);
+      if (is(b, s, Q_OPERATION)) return K_OPERATION | (11 << 16);
+      return is(b, s, Q_OBSERVER) ? K_OBSERVER | (8 << 16) : 0;
+    case 108: // l
+      if (is(b, s, Q_LEASE)) return K_LEASE | (7 << 16);
+      return is(b, s, Q_LATENCY) ? K_LATENCY | (9 << 16) : 0;
+    case 102: // f
+      return is(b, s, Q_TOKEN) ? K_TOKEN | (10 << 16) : 0;
+    case 115: // s
+      return is(b, s, Q_SOURCE) ? K_SOURCE | (6 << 16) : 0;
+    case 104: // h
+      if (is(b, s, Q_HOSTNAME)) return K_HOST | (8 << 16);
+      return is(b, s, Q_HOST_NAME) ? K_HOST | (9 << 16) : 0;
     default:
       return 0;
   }
@@ -151,15 +177,37 @@ function digitsValue(b: Bytes, s: number, e: number): number {
   return v;
 }
 
+/** Names and their bytes, for oneOf. */
+interface Names<T extends string> {
+  readonly names: readonly T[];
+  readonly bytes: readonly Uint8Array[];
+}
+
+function names<T extends string>(list: readonly T[]): Names<T> {
+  return { names: list, bytes: list.map(ascii) };
+}
+
 /** The entry of `names` equal to the bytes [s, e), or undefined. */
-function oneOf<T extends string>(b: Bytes, s: number, e: number, names: readonly T[]): T | undefined {
+function oneOf<T extends string>(b: Bytes, s: number, e: number, set: Names<T>): T | undefined {
   const len = e - s;
-  for (let k = 0; k < names.length; k++) {
-    const name = names[k]!;
-    if (name.length === len && is(b, s, name)) return name;
+  const bytes = set.bytes;
+  for (let k = 0; k < bytes.length; k++) {
+    const name = bytes[k]!;
+    if (name.length === len && is(b, s, name)) return set.names[k];
   }
   return undefined;
 }
+
+const TYPE_NAMES = names(TYPES);
+const OBSERVERS_BY_NAME = names(OBSERVER_NAMES);
+const RESULT_NAMES: Record<EventType, Names<string>> = {
+  acquire: names(RESULTS.acquire),
+  keepalive: names(RESULTS.keepalive),
+  expire: names(RESULTS.expire),
+  revoke: names(RESULTS.revoke),
+  release: names(RESULTS.release),
+  write: names(RESULTS.write),
+};
 
 // --- Interned values -------------------------------------------------------------------------
 
@@ -284,10 +332,14 @@ export function fastCanonicalBytes(b: Bytes, start: number, end: number, origin:
 
   for (;;) {
     if (i >= n || b[i] !== 34 /* " */) return undefined;
-    const keyStart = ++i;
-    const keyEnd = stringEnd(b, i, n);
-    if (keyEnd === -1) return undefined;
-    i = keyEnd + 1;
+    const key = keyAt(b, ++i);
+    const bit = key & 0xffff;
+    if (key !== 0) i += (key >>> 16) + 1;
+    else {
+      const keyEnd = stringEnd(b, i, n);
+      if (keyEnd === -1) return undefined;
+      i = keyEnd + 1;
+    }
     while (i < n && b[i] === 32) i++;
     if (i >= n || b[i] !== 58 /* : */) return undefined;
     i++;
@@ -323,7 +375,6 @@ export function fastCanonicalBytes(b: Bytes, start: number, end: number, origin:
       kind = LITERAL;
     } else return undefined; // nested object or array, or not JSON
 
-    const bit = keyBit(b, keyStart, keyEnd - keyStart);
     if (bit !== 0) {
       if ((seen & bit) !== 0 && bit !== K_LATENCY) return undefined; // written twice: the general path says what it means
       seen |= bit;
@@ -360,7 +411,7 @@ export function fastCanonicalBytes(b: Bytes, start: number, end: number, origin:
 
   // Required fields and types, as the schema says; anything else goes the general way.
   if (typeKind !== STRING || resKind !== STRING || resEnd === resStart) return undefined;
-  const type = oneOf(b, typeStart, typeEnd, TYPES);
+  const type = oneOf(b, typeStart, typeEnd, TYPE_NAMES);
   if (type === undefined) return undefined;
 
   let ms: number | undefined;
@@ -380,7 +431,7 @@ export function fastCanonicalBytes(b: Bytes, start: number, end: number, origin:
     result = RESULTS[type][0]!;
   } else {
     if (resultKind !== STRING) return undefined;
-    const r = oneOf(b, resultStart, resultEnd, RESULTS[type]);
+    const r = oneOf(b, resultStart, resultEnd, RESULT_NAMES[type]);
     if (r === undefined) return undefined;
     result = r;
   }
@@ -388,7 +439,7 @@ export function fastCanonicalBytes(b: Bytes, start: number, end: number, origin:
   let observer: Observer;
   if (obsKind === 0) observer = defaultObserver(type);
   else {
-    const o = obsKind === STRING ? oneOf(b, obsStart, obsEnd, OBSERVER_NAMES) : undefined;
+    const o = obsKind === STRING ? oneOf(b, obsStart, obsEnd, OBSERVERS_BY_NAME) : undefined;
     if (o === undefined) return undefined;
     observer = o;
   }
