@@ -344,18 +344,31 @@ describe('canonical byte path', () => {
   it('gives the same reports with the byte path, the string path only, and the general path only', async () => {
     const noBytes: Profile = { ...canonical, fastBytes: undefined };
     const generalOnly: Profile = { ...canonical, fastBytes: undefined, fastEvent: undefined };
+    let taken = 0;
+    const counting: Profile = {
+      ...canonical,
+      fastBytes(bytes, start, end, o) {
+        const ev = canonical.fastBytes!(bytes, start, end, o);
+        if (ev !== undefined) taken++;
+        return ev;
+      },
+    };
     const names = readdirSync(FIXTURES).filter((n) => n.endsWith('.ndjson'));
     expect(names.length).toBeGreaterThan(20);
     for (const name of names) {
       const file = join(FIXTURES, name);
       for (const timelines of [undefined, { all: true }]) {
-        const a = JSON.stringify(await analyze({ files: [file], timelines, workers: 'off' }));
+        const auto = JSON.stringify(await analyze({ files: [file], timelines, workers: 'off' }));
+        const a = JSON.stringify(await analyze({ files: [file], timelines, profile: counting, workers: 'off' }));
+        expect(auto, name).toBe(a);
         const b = JSON.stringify(await analyze({ files: [file], timelines, profile: noBytes, workers: 'off' }));
         const c = JSON.stringify(await analyze({ files: [file], timelines, profile: generalOnly, workers: 'off' }));
         expect(a, name).toBe(b);
         expect(a, name).toBe(c);
       }
     }
+    // The byte path was taken: fixtures are small, read in one chunk, and detection decodes only the first lines.
+    expect(taken).toBeGreaterThan(1000);
   });
 
   it('tells copies from events by their lines, read back (at-least-once delivery)', async () => {

@@ -144,18 +144,22 @@ export function keep(ev: LockEvent, shared?: Shared): LockEvent {
     else fields = ev.fields;
   }
   const s = shared;
+  // An event by reference that holds neither its line nor a record (the byte path's, or a kept
+  // write) has strings of its own already: nothing to detach them from.
+  const own = ev.offset !== undefined && ev.text === undefined && ev.record === undefined;
   return {
     ts: ev.ts,
     type: ev.type,
-    resource: s !== undefined && s.resource === ev.resource ? s.resource : detach(ev.resource),
-    ownerId: s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : detachOpt(ev.ownerId),
-    leaseId: s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : detachOpt(ev.leaseId),
-    operationId: detachOpt(ev.operationId),
+    resource: s !== undefined && s.resource === ev.resource ? s.resource : own ? ev.resource : detach(ev.resource),
+    ownerId: s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : own ? ev.ownerId : detachOpt(ev.ownerId),
+    leaseId: s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : own ? ev.leaseId : detachOpt(ev.leaseId),
+    operationId: own ? ev.operationId : detachOpt(ev.operationId),
     fenceToken: s !== undefined && ev.fenceToken !== undefined && s.fenceToken === ev.fenceToken ? s.fenceToken : ev.fenceToken,
     ttlMs: ev.ttlMs,
-    result: detach(ev.result),
+    result: own ? ev.result : detach(ev.result),
     observer: ev.observer,
-    source: detach(ev.source),
+    // The input's name (the default source) is no slice of a line either.
+    source: own ? ev.source : ev.source === ev.file ? ev.file : detach(ev.source),
     file: ev.file,
     line: ev.line,
     record: undefined,
