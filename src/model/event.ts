@@ -104,11 +104,25 @@ export const MAX_KEPT_LINE = 4096;
  * keeps detached copies. (`s + ' '` is a rope that slicing flattens into a string of its own.)
  */
 export function detach(s: string): string {
-  return s.length < 13 ? s : (s + ' ').slice(0, -1);
+  if (s.length < 13) return s;
+  if (s.length > MAX_DETACHED_SHARED) return (s + ' ').slice(0, -1);
+  // The same value detached a moment ago (the input's name on every lease, a message repeated):
+  // that copy, equal and holding nothing larger, instead of a new one.
+  const slot = (s.length * 31 + s.charCodeAt(0) * 7 + s.charCodeAt(s.length - 1) + s.charCodeAt(s.length >> 1)) & (DETACHED_SLOTS - 1);
+  const hit = detached[slot];
+  if (hit === s) return hit;
+  const copy = (s + ' ').slice(0, -1);
+  detached[slot] = copy;
+  return copy;
 }
 
+/** Detached copies remembered for reuse (bounded: DETACHED_SLOTS strings of at most MAX_DETACHED_SHARED characters). */
+const DETACHED_SLOTS = 256;
+const MAX_DETACHED_SHARED = 256;
+const detached: (string | undefined)[] = new Array<string | undefined>(DETACHED_SLOTS).fill(undefined);
+
 function detachOpt(s: string | undefined): string | undefined {
-  return s === undefined || s.length < 13 ? s : (s + ' ').slice(0, -1);
+  return s === undefined || s.length < 13 ? s : detach(s);
 }
 
 /** Values a kept copy may share with state that holds the same ones (one string per resource, per lease). */
