@@ -191,7 +191,7 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     lines: lineStore.read,
   });
   const clockSkewMs = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
-  const recent = options.dedupe === false ? undefined : new RecentEvents(options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS));
+  const recent = options.dedupe === false ? undefined : new RecentEvents(options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS), undefined, undefined, lineStore.read);
   // Stream time stops when live input goes quiet: a finding waiting for worker views would wait
   // for the next line. After QUIET_FLUSH_MS without input, waiting findings are emitted. Only for
   // live output from input that can go quiet, so that a run over files stays deterministic.

@@ -12,12 +12,17 @@
  * 4. Input accounting reconciles with blank and garbage lines mixed in, and valid lines stay events.
  * 5. The same input gives a byte-identical report.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze.js';
 import type { Finding, Report } from '../src/model/report.js';
 import { DEFAULT_POLICY, exitCodeFor } from '../src/model/policy.js';
+import { canonical } from '../src/profiles/canonical.js';
+import type { Profile } from '../src/profiles/types.js';
 
 type Rec = Record<string, unknown>;
 
@@ -987,5 +992,64 @@ describe('property: at-least-once delivery changes nothing', () => {
     );
     // Worth something only if the histories have findings to keep.
     expect(withErrors).toBeGreaterThan(40);
+  }, TIMEOUT);
+});
+
+describe('property: the byte path changes nothing', () => {
+  it('files read by their bytes give the report of the string path and of the general path, lines delivered twice and garbage included', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sw-prop-bytes-'));
+    const noBytes: Profile = { ...canonical, fastBytes: undefined };
+    const generalOnly: Profile = { ...canonical, fastBytes: undefined, fastEvent: undefined };
+    const arb = configArb('mixed').chain((cfg) => {
+      const { events } = simulate(cfg);
+      return fc.record({
+        events: fc.constant(events),
+        decor: fc.array(fc.record({ extras: fc.option(extraFieldsArb, { nil: undefined, freq: 3 }), tokenAsNumber: fc.boolean(), ts: fc.constantFrom(...TS_FORMATS), twice: fc.boolean() }), {
+          minLength: events.length,
+          maxLength: events.length,
+        }),
+        garbage: fc.array(garbageArb, { maxLength: 3 }),
+        crlf: fc.boolean(),
+      });
+    });
+    let run = 0;
+    let valid = 0;
+    let copies = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(arb, async ({ events, decor, garbage, crlf }) => {
+          const by = new Map<string, string[]>();
+          events.forEach((e, i) => {
+            const d = decor[i]!;
+            const line = lineOf({ ...e, ts: renderTs(e.ts as string, d.ts) }, d.extras, d.tokenAsNumber);
+            const list = by.get(e.source as string) ?? [];
+            by.set(e.source as string, list);
+            list.push(line);
+            if (d.twice) list.push(line);
+          });
+          const files = [...by].map(([source, lines], k) => {
+            const file = join(dir, `${run}-${source}.ndjson`);
+            const all = k === 0 ? [...lines.slice(0, 2), ...garbage, ...lines.slice(2)] : lines;
+            writeFileSync(file, all.join(crlf ? '\r\n' : '\n') + '\n');
+            return file;
+          });
+          run++;
+          const options = { files, timelines: { all: true }, busyWindowMs: 4000, workers: 'off' as const };
+          const report = await analyze(options);
+          valid += report.input.events;
+          copies += report.input.duplicates;
+          const a = JSON.stringify(report);
+          const b = JSON.stringify(await analyze({ ...options, profile: noBytes }));
+          const c = JSON.stringify(await analyze({ ...options, profile: generalOnly }));
+          if (a !== b) fail('the byte path gives another report than the string path', events);
+          if (a !== c) fail('the byte path gives another report than the general path', events);
+        }),
+        { seed: 8128, numRuns: 300 },
+      );
+      expect(valid).toBeGreaterThan(300 * MIN_EVENTS);
+      expect(copies).toBeGreaterThan(300);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, TIMEOUT);
 });

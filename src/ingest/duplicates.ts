@@ -26,7 +26,7 @@
  * from a copy: log an operationId, a lease or a token that differ (a retry that really happened
  * differs in its timestamp or in some field, and is analysed).
  */
-import type { LockEvent } from '../model/event.js';
+import type { LineReader, LockEvent } from '../model/event.js';
 import { parseTimestamp } from '../model/time.js';
 
 /** The window of remembered events when the clock-skew bound is smaller, ms. */
@@ -38,9 +38,17 @@ export const MAX_REMEMBERED_CHARS = 32 * 1024 * 1024;
 interface Remembered {
   ts: number;
   ev: LockEvent;
-  /** The line's text or the parsed record, taken when it arrived (the engine may drop them from the event later). */
+  /**
+   * The line's text or the parsed record, taken when it arrived (the engine may drop them from the
+   * event later). An event of the byte path has neither, only where its line is (offset, bytes):
+   * its line is read back the first time it must be compared, and kept here from then on.
+   */
   content: string | Readonly<Record<string, unknown>> | undefined;
 }
+
+/** A line that could not be read back: never the same as anything. */
+const UNREADABLE = Symbol('unreadable');
+type Content = Remembered['content'] | typeof UNREADABLE;
 
 /** Events of one timestamp compared one by one at most: past it, they are looked up by key (hostile input). */
 const LIST_MAX = 16;
@@ -59,23 +67,39 @@ export class RecentEvents {
   /** Position in `q` of the last event that arrived behind the newest timestamp. */
   private disorderedAt = -1;
 
+  /** The event being checked, and its content once read back (see current()). */
+  private ev: LockEvent | undefined;
+  private evContent: Content;
+  private evResolved = false;
+
   constructor(
     private readonly windowMs: number,
     private readonly maxEvents = MAX_REMEMBERED,
     private readonly maxChars = MAX_REMEMBERED_CHARS,
+    /** Reads a line back by reference, for events that hold where their line is instead of its text. */
+    private readonly lines?: LineReader,
   ) {}
 
   /** True when `ev` is a copy of an event read before within the window; else it is remembered. */
   seen(ev: LockEvent): boolean {
     const ts = ev.ts;
-    const content = ev.record ?? ev.text;
+    let content: Remembered['content'] = ev.record ?? ev.text;
     if (ts > this.newest) {
       // The usual case: nothing remembered has this timestamp.
       this.newest = ts;
       this.forget(ts - this.windowMs);
     } else {
       if (ts < this.newest - this.windowMs) return false; // older than the window: not remembered
-      if (this.isCopy(ev, ts, content)) return true;
+      this.ev = ev;
+      this.evContent = content;
+      this.evResolved = false;
+      const copy = this.isCopy(ev, ts);
+      // Read back while checking: kept, so that it is not read again.
+      if (content === undefined && typeof this.evContent === 'string') content = this.evContent;
+      this.ev = undefined;
+      this.evContent = undefined;
+      this.evResolved = false;
+      if (copy) return true;
     }
     this.remember({ ts, ev, content });
     if (this.size > this.maxEvents || this.chars > this.maxChars) this.evict();
@@ -87,14 +111,49 @@ export class RecentEvents {
     return this.q.length - this.head;
   }
 
-  private isCopy(ev: LockEvent, ts: number, content: Remembered['content']): boolean {
+  /** The content of the event being checked (read back if need be, once). */
+  private current(): Content {
+    if (!this.evResolved) {
+      this.evResolved = true;
+      if (this.evContent === undefined) this.evContent = this.readBack(this.ev!);
+    }
+    return this.evContent;
+  }
+
+  /** The content of a remembered event (read back the first time, then kept). */
+  private contentOf(r: Remembered): Content {
+    if (r.content !== undefined) return r.content;
+    const c = this.readBack(r.ev);
+    if (typeof c === 'string') {
+      r.content = c;
+      this.chars += charsOf(c);
+    }
+    return c;
+  }
+
+  /** The line of an event that holds only where it is; undefined for an event with no line at all. */
+  private readBack(ev: LockEvent): Content {
+    if (ev.offset === undefined || ev.bytes === undefined || this.lines === undefined) return undefined;
+    const text = this.lines(ev.file, ev.offset, ev.bytes);
+    return typeof text === 'string' ? text : UNREADABLE;
+  }
+
+  private same(r: Remembered): boolean {
+    const a = this.contentOf(r);
+    if (a === UNREADABLE) return false;
+    const b = this.current();
+    if (b === UNREADABLE) return false;
+    return sameContent(a, b);
+  }
+
+  private isCopy(ev: LockEvent, ts: number): boolean {
     if (ts === this.hotTs && this.hot !== undefined) {
-      for (const r of this.hot.get(keyOf(ev)) ?? []) if (sameContent(r.content, content)) return true;
+      for (const r of this.hot.get(keyOf(ev)) ?? []) if (this.same(r)) return true;
       return false;
     }
     if (ts < this.newest || this.index !== undefined) {
       if (this.index === undefined) this.buildIndex();
-      for (const r of this.index!.get(ts) ?? []) if (sameEvent(r.ev, ev) && sameContent(r.content, content)) return true;
+      for (const r of this.index!.get(ts) ?? []) if (sameEvent(r.ev, ev) && this.same(r)) return true;
       this.disorderedAt = ts < this.newest ? this.q.length : this.disorderedAt;
       return false;
     }
@@ -103,7 +162,7 @@ export class RecentEvents {
     let n = 0;
     for (let j = q.length - 1; j >= this.head && q[j]!.ts === ts; j--, n++) {
       const r = q[j]!;
-      if (sameEvent(r.ev, ev) && sameContent(r.content, content)) return true;
+      if (sameEvent(r.ev, ev) && this.same(r)) return true;
     }
     if (n >= LIST_MAX) {
       // Many events in one millisecond: look them up by key from now on.

@@ -33,11 +33,62 @@ export interface LineBatch {
   readonly lengths?: number[];
 }
 
+/**
+ * A batch of lines whose bytes are not decoded yet (readLineBytes): `lines[i]` is `undefined`
+ * for a line that lies whole in `chunk`, at [starts[i], ends[i]) (its BOM and CR already left
+ * out); such a line is decoded only when something needs its text (decodeLine). Lines over the
+ * cap are `null`, lines that spanned chunks are decoded as in readLines. `invalidUtf8` only
+ * knows of the decoded ones.
+ */
+export interface ByteLineBatch extends Omit<LineBatch, 'lines'> {
+  readonly lines: (string | null | undefined)[];
+  /** The chunk the undecoded lines are in: valid only until the next batch is asked for. */
+  readonly chunk: Buffer;
+  readonly starts: number[];
+  readonly ends: number[];
+}
+
 export interface LineReaderOptions {
   maxLineBytes?: number;
 }
 
-export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineReaderOptions = {}): AsyncGenerator<LineBatch> {
+export function readLines(chunks: AsyncIterable<Buffer>, options: LineReaderOptions = {}): AsyncGenerator<LineBatch> {
+  return split(chunks, options, true) as AsyncGenerator<LineBatch>;
+}
+
+/** readLines without decoding the lines that lie whole in a chunk (see ByteLineBatch). */
+export function readLineBytes(chunks: AsyncIterable<Buffer>, options: LineReaderOptions = {}): AsyncGenerator<LineBatch | ByteLineBatch> {
+  return split(chunks, options, false);
+}
+
+/** Whether a batch of readLineBytes has undecoded lines (the last lines of an input may all be decoded). */
+export function isByteBatch(batch: LineBatch | ByteLineBatch): batch is ByteLineBatch {
+  return (batch as ByteLineBatch).chunk !== undefined;
+}
+
+/** The text of undecoded line `i` of a batch, and whether its bytes are valid UTF-8. */
+export function decodeLine(batch: ByteLineBatch, i: number): { text: string; badUtf8: boolean } {
+  const text = decodeRange(batch.chunk, batch.starts[i]!, batch.ends[i]!);
+  const bad = badUtf8;
+  badUtf8 = false;
+  return { text, badUtf8: bad };
+}
+
+/** Every line of a batch decoded: the batch as readLines gives it. */
+export function decodeBatch(batch: ByteLineBatch): LineBatch {
+  const lines: (string | null)[] = [];
+  const bad: { set?: Set<number> } = {};
+  for (const i of batch.invalidUtf8 ?? []) (bad.set ??= new Set()).add(i);
+  for (let i = 0; i < batch.lines.length; i++) {
+    const l = batch.lines[i];
+    if (l !== undefined) lines.push(l);
+    else push(lines, decodeRange(batch.chunk, batch.starts[i]!, batch.ends[i]!), bad);
+  }
+  const { chunk: _c, starts: _s, ends: _e, ...rest } = batch;
+  return { ...rest, lines, invalidUtf8: bad.set };
+}
+
+async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions, decodeAll: boolean): AsyncGenerator<LineBatch | ByteLineBatch> {
   const max = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   // Bytes of the current, unfinished line, as copied pieces: joined once, when the line ends (a
   // line over many chunks is not copied again with each chunk).
@@ -50,9 +101,11 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineRea
   let pos = 0;
   let lineStart = 0;
   for await (const chunk of chunks) {
-    const lines: (string | null)[] = [];
+    const lines: (string | null | undefined)[] = [];
     const offsets: number[] = [];
     const lengths: number[] = [];
+    const starts: number[] | undefined = decodeAll ? undefined : [];
+    const ends: number[] | undefined = decodeAll ? undefined : [];
     const bad: { set?: Set<number> } = {};
     const firstLine = lineNo;
     let start = 0;
@@ -62,6 +115,10 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineRea
       if (carry === undefined && !skipping) lineStart = pos + start;
       offsets.push(lineStart);
       lengths.push(pos + nl - lineStart);
+      if (starts !== undefined) {
+        starts.push(-1);
+        ends!.push(-1);
+      }
       if (skipping) {
         lines.push(null);
         skipping = false;
@@ -76,6 +133,14 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineRea
         carryLength = 0;
       } else if (nl - start > max) {
         lines.push(null);
+      } else if (starts !== undefined) {
+        let s = start;
+        let e = nl;
+        if (e > s && chunk[e - 1] === 13) e--; // CRLF
+        if (first && e - s >= 3 && chunk[s] === 0xef && chunk[s + 1] === 0xbb && chunk[s + 2] === 0xbf) s += 3; // BOM
+        starts[starts.length - 1] = s;
+        ends![ends!.length - 1] = e;
+        lines.push(undefined);
       } else {
         push(lines, decode(chunk, start, nl, first), bad);
       }
@@ -98,7 +163,7 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineRea
       }
     }
     pos += chunk.length;
-    if (lines.length > 0) yield { firstLine, lines, invalidUtf8: bad.set, offsets, lengths };
+    if (lines.length > 0) yield starts === undefined ? { firstLine, lines: lines as (string | null)[], invalidUtf8: bad.set, offsets, lengths } : { firstLine, lines, invalidUtf8: bad.set, offsets, lengths, chunk, starts, ends: ends! };
   }
   if (skipping) yield { firstLine: lineNo, lines: [null] };
   else if (carry !== undefined && carryLength > 0) {
@@ -112,6 +177,11 @@ export async function* readLines(chunks: AsyncIterable<Buffer>, options: LineRea
 function decode(buf: Buffer, start: number, end: number, first: boolean): string {
   if (end > start && buf[end - 1] === 13) end--; // CRLF
   if (first && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) start += 3; // BOM
+  return decodeRange(buf, start, end);
+}
+
+/** The text of buf[start, end), noting (badUtf8) when those bytes are not valid UTF-8. */
+function decodeRange(buf: Buffer, start: number, end: number): string {
   const text = buf.toString('utf8', start, end);
   // U+FFFD in the text: either written as such, or bytes that are not UTF-8. Only the bytes can tell.
   if (text.indexOf('\ufffd') !== -1 && !isUtf8(buf.subarray(start, end))) badUtf8 = true;
@@ -121,7 +191,7 @@ function decode(buf: Buffer, start: number, end: number, first: boolean): string
 /** Set by decode() when the line it decoded was not valid UTF-8; read and reset by the reader. */
 let badUtf8 = false;
 
-function push(lines: (string | null)[], text: string | null, bad: { set?: Set<number> }): void {
+function push(lines: (string | null | undefined)[], text: string | null, bad: { set?: Set<number> }): void {
   if (badUtf8) {
     (bad.set ??= new Set()).add(lines.length);
     badUtf8 = false;

@@ -7,10 +7,10 @@ import type { LockEvent } from '../model/event.js';
 import type { FileSummary } from '../model/report.js';
 import { canonical } from '../profiles/canonical.js';
 import type { Profile } from '../profiles/types.js';
-import { DEFAULT_MAX_LINE_BYTES, readLines, type LineBatch } from './lines.js';
+import { decodeBatch, decodeLine, DEFAULT_MAX_LINE_BYTES, isByteBatch, readLineBytes, readLines, type ByteLineBatch, type LineBatch } from './lines.js';
 import { InputError } from './open.js';
 import { firstContentLine, toEvents, type InputStats } from './records.js';
-import { Unwrapper } from './wrappers.js';
+import { DETECT_LINES, isBlank, Unwrapper } from './wrappers.js';
 
 export async function* parseSource(
   chunks: AsyncIterable<Buffer>,
@@ -24,10 +24,10 @@ export async function* parseSource(
 ): AsyncGenerator<{ events: LockEvent[]; lines: number }> {
   let chosen = profile.detect === undefined ? profile : undefined;
   const unwrapper = new Unwrapper(maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
-  const events = (batch: LineBatch): LockEvent[] => {
+  const events = (batch: LineBatch | ByteLineBatch): LockEvent[] => {
     if (unwrapper.kind != null) summary.wrapper = unwrapper.kind;
     if (chosen === undefined) {
-      const first = firstContentLine(batch);
+      const first = isByteBatch(batch) ? firstContentLine({ firstLine: batch.firstLine, lines: sampleOf(batch) }) : firstContentLine(batch);
       chosen = first === undefined ? undefined : profile.detect!(first);
       if (chosen === undefined) {
         // Only blank or over-long lines so far: count them; any profile does.
@@ -39,7 +39,19 @@ export async function* parseSource(
     return toEvents(batch, chosen, name, name, stats, summary, byReference);
   };
   try {
-    for await (const raw of readLines(chunks, { maxLineBytes })) {
+    // Lines by reference are read as bytes, and decoded only when the profile's byte path is not
+    // to take them: until the wrapper and the profile are known, and for wrapped inputs.
+    for await (const raw of byReference ? readLineBytes(chunks, { maxLineBytes }) : readLines(chunks, { maxLineBytes })) {
+      if (isByteBatch(raw)) {
+        // The wrapper is told from the first lines, decoded; a plain input stays bytes.
+        if (unwrapper.kind === undefined) unwrapper.detect(sampleOf(raw));
+        if (unwrapper.kind === null) {
+          yield { events: events(raw), lines: raw.lines.length };
+          continue;
+        }
+        yield { events: events(unwrapper.push(decodeBatch(raw))), lines: raw.lines.length };
+        continue;
+      }
       yield { events: events(unwrapper.push(raw)), lines: raw.lines.length };
     }
   } catch (err) {
@@ -50,4 +62,20 @@ export async function* parseSource(
   // Partial lines whose last piece never came (a rotated or cut-off container log).
   const rest = unwrapper.end();
   if (rest !== undefined) yield { events: events(rest), lines: 0 };
+}
+
+/**
+ * The first lines of a batch of bytes, decoded, up to the DETECT_LINES-th that is not blank: all
+ * that wrapper and profile detection look at (detectWrapper, firstContentLine).
+ */
+function sampleOf(batch: ByteLineBatch): (string | null)[] {
+  const out: (string | null)[] = [];
+  let seen = 0;
+  for (let i = 0; i < batch.lines.length && seen < DETECT_LINES; i++) {
+    const l = batch.lines[i];
+    const text = l === undefined ? decodeLine(batch, i).text : l;
+    out.push(text);
+    if (text !== null && !isBlank(text)) seen++;
+  }
+  return out;
 }

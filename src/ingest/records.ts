@@ -7,7 +7,7 @@
 import type { LockEvent } from '../model/event.js';
 import type { FileSummary, InputSummary, Problem } from '../model/report.js';
 import type { Profile } from '../profiles/types.js';
-import type { LineBatch } from './lines.js';
+import { decodeLine, isByteBatch, type ByteLineBatch, type LineBatch } from './lines.js';
 
 export const DEFAULT_MAX_PROBLEMS = 100;
 
@@ -106,10 +106,19 @@ export class InputStats {
   }
 }
 
-/** Turn a batch of lines into events, counting every line. */
-export function toEvents(batch: LineBatch, profile: Profile, file: string, source: string, stats: InputStats, summary: FileSummary, byReference = false): LockEvent[] {
+/**
+ * Turn a batch of lines into events, counting every line. A batch of undecoded lines
+ * (readLineBytes, only for inputs read by reference) goes the profile's byte path first, each
+ * line decoded only when that path declines it.
+ */
+export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, file: string, source: string, stats: InputStats, summary: FileSummary, byReference = false): LockEvent[] {
   const out: LockEvent[] = [];
   const { lines, firstLine, lineNumbers, times } = batch;
+  const raw = isByteBatch(batch) ? batch : undefined;
+  const chunk = raw?.chunk;
+  const starts = raw?.starts;
+  const ends = raw?.ends;
+  const fastBytes = profile.fastBytes;
   // Lines of a plain file can be read back: events keep where they are instead of the line.
   const offsets = byReference ? batch.offsets : undefined;
   const lengths = batch.lengths;
@@ -131,7 +140,7 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
     bytes: undefined,
   };
   for (let i = 0; i < lines.length; i++) {
-    const text = lines[i];
+    let text = lines[i];
     const line = lineNumbers === undefined ? firstLine + i : lineNumbers[i]!;
     if (times !== undefined) origin.wrapperTime = times[i];
     summary.lines++;
@@ -139,14 +148,41 @@ export function toEvents(batch: LineBatch, profile: Profile, file: string, sourc
       stats.problem(summary, line, 'line is longer than the line-length cap (see --max-line-bytes); skipped');
       continue;
     }
-    if (isBlank(text)) {
-      summary.blank++;
-      continue;
-    }
-    const badUtf8 = batch.invalidUtf8 !== undefined && batch.invalidUtf8.has(i);
-    if (offsets !== undefined) {
-      origin.offset = offsets[i];
-      origin.bytes = lengths![i];
+    let badUtf8: boolean;
+    if (text === undefined) {
+      // Undecoded: the byte path, else the line's text after all.
+      const s = starts![i]!;
+      const e = ends![i]!;
+      if (isBlankBytes(chunk!, s, e)) {
+        summary.blank++;
+        continue;
+      }
+      if (offsets !== undefined) {
+        origin.offset = offsets[i];
+        origin.bytes = lengths![i];
+      }
+      if (fastBytes !== undefined && offsets !== undefined) {
+        origin.line = line;
+        const ev = fastBytes(chunk!, s, e, origin);
+        if (ev !== undefined) {
+          summary.events++;
+          out.push(ev);
+          continue;
+        }
+      }
+      const decoded = decodeLine(raw!, i);
+      text = decoded.text;
+      badUtf8 = decoded.badUtf8;
+    } else {
+      if (isBlank(text)) {
+        summary.blank++;
+        continue;
+      }
+      badUtf8 = batch.invalidUtf8 !== undefined && batch.invalidUtf8.has(i);
+      if (offsets !== undefined) {
+        origin.offset = offsets[i];
+        origin.bytes = lengths![i];
+      }
     }
     if (fast !== undefined && !badUtf8) {
       origin.line = line;
@@ -237,6 +273,14 @@ function suspicious(text: string): string | undefined {
   if (text.indexOf('\r') !== -1) return 'carriage return inside the line: the file seems to use CR-only line ends (convert them to LF, e.g. tr "\\r" "\\n")';
   if (text.indexOf('\u0000') !== -1) return 'NUL byte in the line (binary data or a corrupted file)';
   return undefined;
+}
+
+function isBlankBytes(b: Uint8Array, s: number, e: number): boolean {
+  for (let i = s; i < e; i++) {
+    const c = b[i]!;
+    if (c !== 32 && c !== 9 && c !== 13 && c !== 11 && c !== 12) return false;
+  }
+  return true;
 }
 
 /** The first non-blank line of a batch, if any (for profile detection). */

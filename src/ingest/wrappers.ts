@@ -110,7 +110,7 @@ function parserOf(kind: WrapperKind): (text: string) => Piece | undefined {
   return kind === 'docker' ? parseDockerStrict : kind === 'cri' ? parseCri : parseKubectl;
 }
 
-function isBlank(text: string): boolean {
+export function isBlank(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c !== 32 && c !== 9 && c !== 13 && c !== 11 && c !== 12) return false;
@@ -176,11 +176,17 @@ export class Unwrapper {
 
   constructor(private readonly maxLineBytes: number) {}
 
+  /** Decide the wrapper from these first lines of the input, unless decided (push() does it too). */
+  detect(lines: readonly (string | null)[]): void {
+    if (this.kind !== undefined) return;
+    this.kind = detectWrapper(lines);
+    if (this.kind != null) this.parse = parserOf(this.kind);
+  }
+
   push(batch: LineBatch): LineBatch {
     if (this.kind === undefined) {
-      this.kind = detectWrapper(batch.lines);
+      this.detect(batch.lines);
       if (this.kind === undefined) return batch;
-      if (this.kind !== null) this.parse = parserOf(this.kind);
     }
     const parse = this.parse;
     if (parse === undefined) return batch;

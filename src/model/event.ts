@@ -104,11 +104,25 @@ export const MAX_KEPT_LINE = 4096;
  * keeps detached copies. (`s + ' '` is a rope that slicing flattens into a string of its own.)
  */
 export function detach(s: string): string {
-  return s.length < 13 ? s : (s + ' ').slice(0, -1);
+  if (s.length < 13) return s;
+  if (s.length > MAX_DETACHED_SHARED) return (s + ' ').slice(0, -1);
+  // The same value detached a moment ago (the input's name on every lease, a message repeated):
+  // that copy, equal and holding nothing larger, instead of a new one.
+  const slot = (s.length * 31 + s.charCodeAt(0) * 7 + s.charCodeAt(s.length - 1) + s.charCodeAt(s.length >> 1)) & (DETACHED_SLOTS - 1);
+  const hit = detached[slot];
+  if (hit === s) return hit;
+  const copy = (s + ' ').slice(0, -1);
+  detached[slot] = copy;
+  return copy;
 }
 
+/** Detached copies remembered for reuse (bounded: DETACHED_SLOTS strings of at most MAX_DETACHED_SHARED characters). */
+const DETACHED_SLOTS = 256;
+const MAX_DETACHED_SHARED = 256;
+const detached: (string | undefined)[] = new Array<string | undefined>(DETACHED_SLOTS).fill(undefined);
+
 function detachOpt(s: string | undefined): string | undefined {
-  return s === undefined || s.length < 13 ? s : (s + ' ').slice(0, -1);
+  return s === undefined || s.length < 13 ? s : detach(s);
 }
 
 /** Values a kept copy may share with state that holds the same ones (one string per resource, per lease). */
@@ -144,18 +158,22 @@ export function keep(ev: LockEvent, shared?: Shared): LockEvent {
     else fields = ev.fields;
   }
   const s = shared;
+  // An event by reference that holds neither its line nor a record (the byte path's, or a kept
+  // write) has strings of its own already: nothing to detach them from.
+  const own = ev.offset !== undefined && ev.text === undefined && ev.record === undefined;
   return {
     ts: ev.ts,
     type: ev.type,
-    resource: s !== undefined && s.resource === ev.resource ? s.resource : detach(ev.resource),
-    ownerId: s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : detachOpt(ev.ownerId),
-    leaseId: s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : detachOpt(ev.leaseId),
-    operationId: detachOpt(ev.operationId),
+    resource: s !== undefined && s.resource === ev.resource ? s.resource : own ? ev.resource : detach(ev.resource),
+    ownerId: s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : own ? ev.ownerId : detachOpt(ev.ownerId),
+    leaseId: s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : own ? ev.leaseId : detachOpt(ev.leaseId),
+    operationId: own ? ev.operationId : detachOpt(ev.operationId),
     fenceToken: s !== undefined && ev.fenceToken !== undefined && s.fenceToken === ev.fenceToken ? s.fenceToken : ev.fenceToken,
     ttlMs: ev.ttlMs,
-    result: detach(ev.result),
+    result: own ? ev.result : detach(ev.result),
     observer: ev.observer,
-    source: detach(ev.source),
+    // The input's name (the default source) is no slice of a line either.
+    source: own ? ev.source : ev.source === ev.file ? ev.file : detach(ev.source),
     file: ev.file,
     line: ev.line,
     record: undefined,
@@ -187,7 +205,8 @@ export function recordOf(ev: LockEvent): Readonly<Record<string, unknown>> | und
  */
 export function fieldsOf(ev: LockEvent, lines?: LineReader): { fields?: Readonly<Record<string, unknown>>; unavailable?: string } {
   if (ev.record !== undefined || ev.text !== undefined) return { fields: displayFields(recordOf(ev)) };
-  if (ev.offset !== undefined && ev.bytes !== undefined && ev.type === 'write') {
+  // A kept write by reference, or an event of the byte path (which holds no text; kept lock events hold no offset).
+  if (ev.offset !== undefined && ev.bytes !== undefined) {
     if (lines === undefined) return { unavailable: 'the line is kept by reference and no reader was given' };
     const text = lines(ev.file, ev.offset, ev.bytes);
     if (typeof text !== 'string') return { unavailable: text.unavailable };

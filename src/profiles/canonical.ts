@@ -7,6 +7,7 @@ import { parseFenceToken } from '../model/token.js';
 import type { Profile } from './types.js';
 import { keyGuard, repeatedKey, scanTopLevelKey } from './scan.js';
 import { fastCanonicalEvent } from './fast-canonical.js';
+import { fastCanonicalBytes } from './fast-canonical-bytes.js';
 
 /** The validator of schema/event.schema.json, precompiled by ajv at build time (scripts/build.mjs). */
 export const validateEvent = validateEventRecord;
@@ -14,6 +15,7 @@ export const validateEvent = validateEventRecord;
 export const canonical: Profile = {
   name: 'canonical',
   fastEvent: fastCanonicalEvent,
+  fastBytes: fastCanonicalBytes,
   recipe: { kind: 'canonical' },
   toEvent(record, origin) {
     const dup = origin.text === undefined ? undefined : repeatedKey(origin.text, record, CANONICAL_GUARD);

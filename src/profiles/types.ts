@@ -39,6 +39,13 @@ export interface Profile {
    * different answer than that path would.
    */
   readonly fastEvent?: (text: string, origin: RecordOrigin) => LockEvent | null | undefined;
+  /**
+   * Optional byte path, tried before fastEvent on the line's bytes [start, end) of `bytes`, for
+   * lines of a plain file read by reference (origin.offset and origin.bytes are set): the event,
+   * which holds no `text` (its line is read back when needed), or undefined under the same rule
+   * as fastEvent. It must not keep `bytes`.
+   */
+  readonly fastBytes?: (bytes: Uint8Array, start: number, end: number, origin: RecordOrigin) => LockEvent | undefined;
   toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null;
   /** For `auto`: the profile to use for an input, from its first non-blank line. */
   readonly detect?: (firstLine: string) => Profile;
