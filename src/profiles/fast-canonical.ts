@@ -67,7 +67,7 @@ function keyBit(t: string, start: number, len: number): number {
 }
 
 /** End (exclusive) of a JSON number starting at i, or -1 when it is not one. */
-function numberEnd(t: string, i: number, n: number): number {
+export function numberEnd(t: string, i: number, n: number): number {
   let c = t.charCodeAt(i);
   if (c === 45 /* - */) c = t.charCodeAt(++i);
   if (c === 48 /* 0 */) i++;

@@ -19,6 +19,7 @@
 import { basename } from 'node:path';
 import { defaultObserver, defaultResult, OBSERVERS, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
 import { parseDuration, parseTimeValue, type TimeFormat } from '../model/time.js';
+import { numberEnd } from './fast-canonical.js';
 import { parseFenceToken } from '../model/token.js';
 import type { CompiledRule } from './mapping-conditions.js';
 import type { RecordOrigin } from './types.js';
@@ -580,28 +581,3 @@ function smallDigits(t: string, start: number, end: number): number {
   return v;
 }
 
-/** End (exclusive) of a JSON number starting at i, or -1 when it is not one. */
-function numberEnd(t: string, i: number, n: number): number {
-  let c = t.charCodeAt(i);
-  if (c === 45 /* - */) c = t.charCodeAt(++i);
-  if (c === 48 /* 0 */) i++;
-  else if (c >= 49 && c <= 57) {
-    do c = t.charCodeAt(++i);
-    while (c >= 48 && c <= 57);
-  } else return -1;
-  c = t.charCodeAt(i);
-  if (c === 46 /* . */) {
-    c = t.charCodeAt(++i);
-    if (!(c >= 48 && c <= 57)) return -1;
-    do c = t.charCodeAt(++i);
-    while (c >= 48 && c <= 57);
-  }
-  if (c === 101 || c === 69 /* e E */) {
-    c = t.charCodeAt(++i);
-    if (c === 43 || c === 45) c = t.charCodeAt(++i);
-    if (!(c >= 48 && c <= 57)) return -1;
-    do c = t.charCodeAt(++i);
-    while (c >= 48 && c <= 57);
-  }
-  return i > n ? -1 : i;
-}
