@@ -203,12 +203,13 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
         }, QUIET_FLUSH_MS / 4)
       : undefined;
   quiet?.unref();
+  // The files opened for reading lines back are closed however the analysis ends.
   try {
-    await feed(engine, mergeByTime(sources), recent, summaries, () => (lastInput = Date.now()));
-  } finally {
-    if (quiet !== undefined) clearInterval(quiet);
-  }
-  try {
+    try {
+      await feed(engine, mergeByTime(sources), recent, summaries, () => (lastInput = Date.now()));
+    } finally {
+      if (quiet !== undefined) clearInterval(quiet);
+    }
     engine.finish();
     const report = buildReport(engine, stats);
     if (capture !== undefined) addTimelines(report, capture, options.timelines!, lineStore.read);
