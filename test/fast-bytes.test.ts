@@ -5,7 +5,7 @@
  * the line too. Checked on every fixture line, on edge cases, on generated lines (valid and not,
  * ASCII and not, bytes that are not UTF-8), through the line reader and whole reports.
  */
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -18,20 +18,11 @@ import { analyze } from '../src/analyze.js';
 import type { Profile } from '../src/profiles/types.js';
 import { decodeBatch, isByteBatch, readLineBytes, readLines, type ByteLineBatch, type LineBatch } from '../src/ingest/lines.js';
 import { InputStats, toEvents } from '../src/ingest/records.js';
+import { filesUnder, generalEvent } from './helpers/paths.js';
+
+const isNdjson = (p: string) => p.endsWith('.ndjson');
 
 const origin = { file: 'f.ndjson', line: 7, source: 'f.ndjson', offset: 100, bytes: 50 };
-
-/** The general path alone: JSON.parse, then the profile's toEvent. */
-function general(text: string): LockEvent | string | null {
-  let record: unknown;
-  try {
-    record = JSON.parse(text);
-  } catch {
-    return 'not JSON';
-  }
-  if (record === null || typeof record !== 'object' || Array.isArray(record)) return 'not an object';
-  return canonical.toEvent(record as Record<string, unknown>, { ...origin, text });
-}
 
 /** What the paths must agree on: every field but how the record is held. */
 function comparable(ev: LockEvent): Record<string, unknown> {
@@ -53,7 +44,7 @@ function checkBytes(line: Buffer): boolean {
   // Taken: the bytes are ASCII, so this is the line's text.
   expect(line.every((c) => c < 0x80)).toBe(true);
   const text = line.toString('utf8');
-  const slow = general(text);
+  const slow = generalEvent(canonical, text, origin);
   expect(typeof slow === 'object' && slow !== null, `general path rejected a line the byte path took: ${text} → ${String(slow)}`).toBe(true);
   expect(comparable(fast), text).toEqual(comparable(slow as LockEvent));
   expect(fast.offset).toBe(origin.offset);
@@ -70,23 +61,13 @@ function check(text: string): boolean {
   return checkBytes(Buffer.from(text, 'utf8'));
 }
 
-function ndjsonFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...ndjsonFiles(p));
-    else if (name.endsWith('.ndjson')) out.push(p);
-  }
-  return out;
-}
-
 const FIXTURES = join(__dirname, '..', 'fixtures');
 
 describe('canonical byte path', () => {
   it('agrees with the general path on every fixture line, and takes the plain ones', () => {
     let taken = 0;
     let lines = 0;
-    for (const file of ndjsonFiles(FIXTURES)) {
+    for (const file of filesUnder(FIXTURES, isNdjson)) {
       for (const line of readFileSync(file).toString('latin1').split('\n')) {
         const bytes = Buffer.from(line, 'latin1');
         if (bytes.toString('utf8').trim() === '') continue;

@@ -6,7 +6,7 @@
  * profile fixtures and of the mapping fixtures, on hand-picked edge cases, and on generated
  * pino / bunyan / winston-style lines, valid and not.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -15,20 +15,16 @@ import type { LockEvent } from '../src/model/event.js';
 import { getProfile, loadMapping } from '../src/profiles/index.js';
 import { compileMapping } from '../src/profiles/mapping.js';
 import type { Profile, RecordOrigin } from '../src/profiles/types.js';
+import { filesUnder, parseObject } from './helpers/paths.js';
 
 const origin: RecordOrigin = { file: '/logs/app-7.log', line: 7, source: 'app-7.log' };
 const FIXTURES = join(__dirname, '..', 'fixtures');
 
 /** The general path alone, as toEvents runs it: JSON.parse, toEvent, and the record kept as its line. */
 function general(profile: Profile, text: string): LockEvent | string | null {
-  let record: unknown;
-  try {
-    record = JSON.parse(text);
-  } catch {
-    return 'not JSON';
-  }
-  if (record === null || typeof record !== 'object' || Array.isArray(record)) return 'not an object';
-  const ev = profile.toEvent(record as Record<string, unknown>, { ...origin, text });
+  const record = parseObject(text);
+  if (typeof record === 'string') return record;
+  const ev = profile.toEvent(record, { ...origin, text });
   if (ev === null || typeof ev === 'string') return ev;
   expect(ev.record).toBe(record);
   return { ...ev, record: undefined, text };
@@ -54,16 +50,6 @@ function check(profile: Profile, text: string): 'declined' | 'ignored' | 'event'
   return 'event';
 }
 
-function files(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...files(p));
-    else out.push(p);
-  }
-  return out;
-}
-
 const logFile = (p: string) => /\.(log|jsonl|ndjson|json)$/.test(p) && !/(expect|mapping)\.json$|\.mapping\.json$/.test(p);
 
 describe('mapping fast path', () => {
@@ -84,18 +70,18 @@ describe('mapping fast path', () => {
 
   it('agrees with the general path on every fixture line (app-json and each mapping file on its logs)', () => {
     const counts = { declined: 0, ignored: 0, event: 0 };
-    for (const file of files(join(FIXTURES, 'profiles')).filter(logFile)) {
+    for (const file of filesUnder(join(FIXTURES, 'profiles')).filter(logFile)) {
       for (const line of readFileSync(file, 'utf8').split('\n')) if (line.trim() !== '') counts[check(appJson, line)]++;
     }
     // Most app-json fixture lines are flat logger lines: the fast path must actually be used.
     expect(counts.event).toBeGreaterThan(100);
     expect(counts.ignored).toBeGreaterThan(10);
     let mappings = 0;
-    for (const mapping of files(FIXTURES).filter((p) => /mapping\.json$/.test(p))) {
+    for (const mapping of filesUnder(FIXTURES).filter((p) => /mapping\.json$/.test(p))) {
       const profile = loadMapping(mapping);
       if (profile.fastEvent === undefined) continue;
       mappings++;
-      for (const file of files(dirname(mapping)).filter(logFile)) {
+      for (const file of filesUnder(dirname(mapping)).filter(logFile)) {
         for (const line of readFileSync(file, 'utf8').split('\n')) if (line.trim() !== '') check(profile, line);
       }
     }
@@ -219,8 +205,8 @@ describe('mapping fast path', () => {
 
   it('gives the same report as the general path alone', async () => {
     const slow: Profile = { ...appJson, fastEvent: undefined, recipe: undefined };
-    const dirs = files(join(FIXTURES, 'profiles', 'app-json-loggers')).filter(logFile);
-    dirs.push(...files(join(FIXTURES, 'profiles', 'same-incident', 'app-json')).filter(logFile));
+    const dirs = filesUnder(join(FIXTURES, 'profiles', 'app-json-loggers')).filter(logFile);
+    dirs.push(...filesUnder(join(FIXTURES, 'profiles', 'same-incident', 'app-json')).filter(logFile));
     expect(dirs.length).toBeGreaterThan(5);
     for (const file of dirs) {
       const a = await analyze({ files: [file], profile: appJson, workers: 'off' });
@@ -230,7 +216,7 @@ describe('mapping fast path', () => {
     const mapping = join(FIXTURES, 'mapping-readme', 'mapping.json');
     if (existsSync(mapping)) {
       const fast = loadMapping(mapping);
-      const inputs = files(dirname(mapping)).filter(logFile);
+      const inputs = filesUnder(dirname(mapping)).filter(logFile);
       const a = await analyze({ files: inputs, profile: fast, workers: 'off' });
       const b = await analyze({ files: inputs, profile: { ...fast, fastEvent: undefined, recipe: undefined }, workers: 'off' });
       expect(JSON.stringify(a)).toBe(JSON.stringify(b));

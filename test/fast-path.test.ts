@@ -4,7 +4,7 @@
  * (JSON.parse, the schema, the exact checks). Checked on every fixture line, on hand-picked
  * edge cases, and on many generated lines, valid and not.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -13,20 +13,11 @@ import { fastCanonicalEvent } from '../src/profiles/fast-canonical.js';
 import type { LockEvent } from '../src/model/event.js';
 import { analyze } from '../src/analyze.js';
 import type { Profile } from '../src/profiles/types.js';
+import { filesUnder, generalEvent } from './helpers/paths.js';
+
+const isNdjson = (p: string) => p.endsWith('.ndjson');
 
 const origin = { file: 'f.ndjson', line: 7, source: 'f.ndjson' };
-
-/** The general path alone: JSON.parse, then the profile's toEvent. */
-function general(text: string): LockEvent | string | null {
-  let record: unknown;
-  try {
-    record = JSON.parse(text);
-  } catch {
-    return 'not JSON';
-  }
-  if (record === null || typeof record !== 'object' || Array.isArray(record)) return 'not an object';
-  return canonical.toEvent(record as Record<string, unknown>, { ...origin, text });
-}
 
 /** What both paths must agree on: every field but how the record is held. */
 function comparable(ev: LockEvent): Record<string, unknown> {
@@ -38,7 +29,7 @@ function comparable(ev: LockEvent): Record<string, unknown> {
 function check(text: string): boolean {
   const fast = fastCanonicalEvent(text, origin);
   if (fast === undefined) return false;
-  const slow = general(text);
+  const slow = generalEvent(canonical, text, origin);
   expect(typeof slow === 'object' && slow !== null, `general path rejected a line the fast path took: ${text} → ${String(slow)}`).toBe(true);
   expect(comparable(fast)).toEqual(comparable(slow as LockEvent));
   // Display fields come from the line, as they would from the record.
@@ -46,21 +37,11 @@ function check(text: string): boolean {
   return true;
 }
 
-function ndjsonFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...ndjsonFiles(p));
-    else if (name.endsWith('.ndjson')) out.push(p);
-  }
-  return out;
-}
-
 describe('canonical fast path', () => {
   it('agrees with the general path on every fixture line, and takes the plain ones', () => {
     let taken = 0;
     let lines = 0;
-    for (const file of ndjsonFiles(join(__dirname, '..', 'fixtures'))) {
+    for (const file of filesUnder(join(__dirname, '..', 'fixtures'), isNdjson)) {
       for (const line of readFileSync(file, 'utf8').split('\n')) {
         if (line.trim() === '') continue;
         lines++;
@@ -84,7 +65,7 @@ describe('canonical fast path', () => {
     ] as const) {
       const text = `{${w}${extra}}`;
       expect(fastCanonicalEvent(text, origin), text).toBeUndefined();
-      const slow = general(text);
+      const slow = generalEvent(canonical, text, origin);
       if (typeof want === 'string') expect((slow as LockEvent).result, text).toBe(want);
       else expect(slow, text).toMatch(want);
     }
