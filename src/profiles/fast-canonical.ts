@@ -67,7 +67,17 @@ function keyBit(t: string, start: number, len: number): number {
 }
 
 /** End (exclusive) of a JSON number starting at i, or -1 when it is not one. */
-export function numberEnd(t: string, i: number, n: number): number {
+/** End (exclusive) of the number, `true`, `false` or `null` starting at i, or -1 when there is none. */
+export function scalarEnd(t: string, i: number, n: number): number {
+  const c = t.charCodeAt(i);
+  if (c === 45 || (c >= 48 && c <= 57)) return numberEnd(t, i, n);
+  if (c === 116) return t.startsWith('true', i) ? i + 4 : -1;
+  if (c === 102) return t.startsWith('false', i) ? i + 5 : -1;
+  if (c === 110) return t.startsWith('null', i) ? i + 4 : -1;
+  return -1;
+}
+
+function numberEnd(t: string, i: number, n: number): number {
   let c = t.charCodeAt(i);
   if (c === 45 /* - */) c = t.charCodeAt(++i);
   if (c === 48 /* 0 */) i++;
@@ -172,25 +182,13 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
       if (ve === -1) return undefined;
       kind = STRING;
       i = ve + 1;
-    } else if (c === 45 || (c >= 48 && c <= 57)) {
+    } else {
       vs = i;
-      ve = numberEnd(t, i, n);
-      if (ve === -1) return undefined;
-      kind = NUMBER;
+      ve = scalarEnd(t, i, n);
+      if (ve === -1) return undefined; // nested object or array, or not JSON
+      kind = c === 116 || c === 102 || c === 110 ? LITERAL : NUMBER;
       i = ve;
-    } else if (c === 116 /* t */ && t.startsWith('true', i)) {
-      vs = i;
-      ve = i += 4;
-      kind = LITERAL;
-    } else if (c === 102 /* f */ && t.startsWith('false', i)) {
-      vs = i;
-      ve = i += 5;
-      kind = LITERAL;
-    } else if (c === 110 /* n */ && t.startsWith('null', i)) {
-      vs = i;
-      ve = i += 4;
-      kind = LITERAL;
-    } else return undefined; // nested object or array, or not JSON
+    }
 
     const bit = keyBit(t, keyStart, keyEnd - keyStart);
     if (bit !== 0) {

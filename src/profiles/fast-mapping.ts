@@ -19,7 +19,7 @@
 import { basename } from 'node:path';
 import { defaultObserver, defaultResult, OBSERVERS, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
 import { parseDuration, parseTimeValue, type TimeFormat } from '../model/time.js';
-import { numberEnd } from './fast-canonical.js';
+import { scalarEnd } from './fast-canonical.js';
 import { parseFenceToken } from '../model/token.js';
 import type { CompiledRule } from './mapping-conditions.js';
 import type { RecordOrigin } from './types.js';
@@ -379,25 +379,13 @@ export function compileFastMapping(plan: FastMappingPlan): FastEvent | undefined
         if (ve === len) return undefined;
         kind = STRING;
         i = ve + 1;
-      } else if (c === 45 || (c >= 48 && c <= 57)) {
+      } else {
         vs = i;
-        ve = numberEnd(t, i, len);
-        if (ve === -1) return undefined;
-        kind = NUMBER;
+        ve = scalarEnd(t, i, len);
+        if (ve === -1) return undefined; // a nested value the mapping reads, or not JSON
+        kind = c === 116 || c === 102 || c === 110 ? LITERAL : NUMBER;
         i = ve;
-      } else if (c === 116 /* t */ && t.startsWith('true', i)) {
-        vs = i;
-        ve = i += 4;
-        kind = LITERAL;
-      } else if (c === 102 /* f */ && t.startsWith('false', i)) {
-        vs = i;
-        ve = i += 5;
-        kind = LITERAL;
-      } else if (c === 110 /* n */ && t.startsWith('null', i)) {
-        vs = i;
-        ve = i += 4;
-        kind = LITERAL;
-      } else return undefined; // a nested value the mapping reads, or not JSON
+      }
 
       if (s !== -1) {
         if (stamps[s] === stamp) return undefined; // written twice: the general path says what it means
@@ -519,11 +507,7 @@ const MAX_DEPTH = 32;
 function skipValue(t: string, i: number, n: number, depth: number): number {
   const c = t.charCodeAt(i);
   if (c === 34) return skipString(t, i, n);
-  if (c === 45 || (c >= 48 && c <= 57)) return numberEnd(t, i, n);
-  if (c === 116) return t.startsWith('true', i) ? i + 4 : -1;
-  if (c === 102) return t.startsWith('false', i) ? i + 5 : -1;
-  if (c === 110) return t.startsWith('null', i) ? i + 4 : -1;
-  if (c !== 123 && c !== 91) return -1;
+  if (c !== 123 && c !== 91) return scalarEnd(t, i, n);
   if (depth >= MAX_DEPTH) return -1;
   const close = c === 123 ? 125 : 93;
   i++;
