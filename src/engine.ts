@@ -75,12 +75,11 @@ export class Engine {
   private readonly maxFindings: number;
   private readonly onFinding?: (finding: Finding) => void;
   private readonly lines?: LineReader;
-  private readonly ends: Rule[];
+  /** The rules with an `end` handler, each with its index in the rule list (its slot). */
+  private readonly ends: { rule: Rule; index: number }[];
   private readonly capture?: EventCapture;
   private readonly maxResources: number;
   private readonly ruleById: Map<string, Rule>;
-  /** Each rule's position in the rule list (the last one, for a rule listed twice), for `end`. */
-  private readonly ruleIndex: Map<Rule, number>;
   /**
    * Per rule position, its slot in a timeline's `slots`: given when a rule first asks for its
    * slot (-1 until then), so the rules that keep state in most resources come first and a
@@ -114,11 +113,10 @@ export class Engine {
       busyMinAttempts: options.busyMinAttempts ?? DEFAULT_BUSY_MIN_ATTEMPTS,
     };
     this.operations = new OperationIndex(options.maxOperations ?? DEFAULT_MAX_OPERATIONS);
-    this.ends = options.rules.filter((r) => r.end !== undefined);
+    this.ends = options.rules.flatMap((rule, index) => (rule.end !== undefined ? [{ rule, index }] : []));
     this.capture = options.capture;
     this.maxResources = options.maxResources ?? DEFAULT_MAX_RESOURCES;
     this.ruleById = new Map(options.rules.map((r) => [r.meta.id, r]));
-    this.ruleIndex = new Map(options.rules.map((r, i) => [r, i]));
     this.slotOf = new Int32Array(options.rules.length).fill(-1);
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.onFinding = options.onFinding;
@@ -268,9 +266,9 @@ export class Engine {
 
   /** End of input: rules that wait (e.g. out a clock-skew window) report now. */
   finish(): void {
-    for (const rule of this.ends) {
+    for (const { rule, index } of this.ends) {
       this.currentRule = rule;
-      this.currentIndex = this.ruleIndex.get(rule)!;
+      this.currentIndex = index;
       for (const t of this.timelines.values()) {
         this.currentTimeline = t;
         rule.end!(this.context);
