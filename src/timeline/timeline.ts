@@ -379,16 +379,20 @@ export class ResourceTimeline {
         if (l !== undefined && l.end === undefined) out.push({ lease: l, kind: ev.type });
         break;
       }
-      case 'release': {
-        if (ev.result !== 'released') break;
-        const victim = this.isOldHandleRelease(ev);
-        // The authority removed the name: the current holder lost its lock to an old handle.
-        if (victim !== undefined) out.push({ lease: victim, kind: 'released-by-old-handle' });
-        const own = this.findLease(ev);
-        if (own !== undefined && own.end === undefined && own !== victim) out.push({ lease: own, kind: 'release' });
+      case 'release':
+        if (ev.result === 'released') return this.releaseEndings(ev, this.isOldHandleRelease(ev));
         break;
-      }
     }
+    return out;
+  }
+
+  /** What a successful release ends, given the holder it removes as an old handle (if any). */
+  private releaseEndings(ev: LockEvent, victim: Lease | undefined): { lease: Lease; kind: LeaseEnd }[] {
+    const out: { lease: Lease; kind: LeaseEnd }[] = [];
+    // The authority removed the name: the current holder lost its lock to an old handle.
+    if (victim !== undefined) out.push({ lease: victim, kind: 'released-by-old-handle' });
+    const own = this.findLease(ev);
+    if (own !== undefined && own.end === undefined && own !== victim) out.push({ lease: own, kind: 'release' });
     return out;
   }
 
@@ -471,12 +475,13 @@ export class ResourceTimeline {
         for (const { lease, kind } of this.endingsOf(ev)) this.end(lease, ev, kind);
         break;
       case 'release': {
-        if (this.isOldHandleRelease(ev) !== undefined) {
+        const victim = this.isOldHandleRelease(ev);
+        if (victim !== undefined) {
           const rare = this.rareFacts();
           rare.oldHandleReleases++;
           if (ev.result === 'released') rare.oldHandleReleasesSucceeded++;
         }
-        for (const { lease, kind } of this.endingsOf(ev)) this.end(lease, ev, kind);
+        if (ev.result === 'released') for (const { lease, kind } of this.releaseEndings(ev, victim)) this.end(lease, ev, kind);
         break;
       }
       case 'write':
