@@ -10,7 +10,7 @@
  * calls it when live input goes quiet), and `finish()` does at the end of input. A view that
  * arrives after its finding was emitted is counted in `lateViews` and joins no finding.
  */
-import { detach, fieldsOf, keep, type LineReader, type LockEvent } from './model/event.js';
+import { detach, fieldsOf, type LineReader, type LockEvent } from './model/event.js';
 import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity, Uncertainty } from './model/report.js';
 import { formatToken, plural } from './model/format.js';
 import { formatMessage, type MessageData } from './model/message.js';
@@ -20,7 +20,7 @@ import { checkEngineOptions } from './model/options.js';
 import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
 import { DEFAULT_MAX_OPERATIONS, OperationIndex } from './timeline/operations.js';
 import type { EventCapture } from './timeline/capture.js';
-import { ResourceTimeline } from './timeline/timeline.js';
+import { ResourceTimeline, TimelineStore } from './timeline/timeline.js';
 
 export interface EngineOptions {
   rules: readonly Rule[];
@@ -70,7 +70,8 @@ export class Engine {
   writeEvents = 0;
   /** Worker views that came after the finding about their write had been emitted (they join no finding). */
   lateViews = 0;
-  private readonly timelines = new Map<string, ResourceTimeline>();
+  /** Every resource's state, by resource id (see timeline.ts). */
+  private readonly store = new TimelineStore();
   private readonly handlers: Map<string, { rule: Rule; index: number; handle: NonNullable<Rule['on'][keyof Rule['on']]> }[]>;
   private readonly maxFindings: number;
   private readonly onFinding?: (finding: Finding) => void;
@@ -88,11 +89,14 @@ export class Engine {
   private readonly slotOf: Int32Array;
   private slotsGiven = 0;
   private seq = 0;
-  private lastTimeline: ResourceTimeline | undefined;
+  /** The resource of the previous event and its id. */
+  private lastResource: string | undefined;
+  private lastId = -1;
   // Reused per event to avoid a closure per event on the hot path.
   private currentRule: Rule | undefined;
   private currentIndex = 0;
-  private currentTimeline: ResourceTimeline | undefined;
+  /** The view the rules get as `context.timeline`, re-pointed to each event's resource. */
+  private readonly currentTimeline: ResourceTimeline;
   private readonly context: RuleContext;
   /** Each rule's own state (RuleContext.state). */
   private readonly ruleStates = new Map<Rule, unknown>();
@@ -112,7 +116,7 @@ export class Engine {
       busyThreshold: options.busyThreshold ?? DEFAULT_BUSY_THRESHOLD,
       busyMinAttempts: options.busyMinAttempts ?? DEFAULT_BUSY_MIN_ATTEMPTS,
     };
-    this.operations = new OperationIndex(options.maxOperations ?? DEFAULT_MAX_OPERATIONS);
+    this.operations = new OperationIndex(options.maxOperations ?? DEFAULT_MAX_OPERATIONS, this.store.events);
     this.ends = options.rules.flatMap((rule, index) => (rule.end !== undefined ? [{ rule, index }] : []));
     this.capture = options.capture;
     this.maxResources = options.maxResources ?? DEFAULT_MAX_RESOURCES;
@@ -130,10 +134,15 @@ export class Engine {
         list.push({ rule, index, handle });
       }
     });
+    this.currentTimeline = this.store.view(-1);
     const self = this;
+    const current = this.currentTimeline;
     this.context = {
       get timeline() {
-        return self.currentTimeline!;
+        return current;
+      },
+      get resourceId() {
+        return current.id;
       },
       options: this.options,
       operations: this.operations,
@@ -148,28 +157,27 @@ export class Engine {
       },
       slot() {
         const rule = self.currentRule!;
-        const t = self.currentTimeline!;
         let i = self.slotOf[self.currentIndex]!;
         if (i < 0) {
           if (rule.state === undefined) throw new Error(`rule ${rule.meta.id} asks for its slot but has no state()`);
           i = self.slotOf[self.currentIndex] = self.slotsGiven++;
         }
-        // The first slot given is held in the timeline itself (most resources hold that one only).
-        if (i === 0) return (t.slot0 ??= rule.state!());
-        let slots = t.slots;
-        if (slots === undefined || i > slots.length) {
+        const all = self.store.slots;
+        const id = current.id;
+        let slots = all.get(id);
+        if (slots === undefined || i >= slots.length) {
           // Only as long as the highest slot held.
-          const longer = new Array<unknown>(i);
+          const longer = new Array<unknown>(i + 1);
           if (slots !== undefined) for (let j = 0; j < slots.length; j++) longer[j] = slots[j];
-          slots = t.slots = longer;
+          all.set(id, (slots = longer));
         }
-        let s = slots[i - 1];
-        if (s === undefined) s = slots[i - 1] = rule.state!();
+        let s = slots[i];
+        if (s === undefined) s = slots[i] = rule.state!();
         return s;
       },
       peek() {
         const i = self.slotOf[self.currentIndex]!;
-        return i < 0 ? undefined : i === 0 ? self.currentTimeline!.slot0 : self.currentTimeline!.slots?.[i - 1];
+        return i < 0 ? undefined : self.store.slots.get(current.id)?.[i];
       },
     };
   }
@@ -181,20 +189,21 @@ export class Engine {
     }
     if (event.type === 'write') this.writeEvents++;
     // Consecutive events often name the same resource: one comparison instead of a map lookup.
-    let timeline = this.lastTimeline !== undefined && this.lastTimeline.resource === event.resource ? this.lastTimeline : this.timelines.get(event.resource);
-    if (timeline === undefined) {
-      if (this.timelines.size >= this.maxResources) {
+    let id = this.lastResource === event.resource ? this.lastId : this.store.idOf(event.resource);
+    if (id === -1) {
+      if (this.store.size >= this.maxResources) {
         this.untrackedEvents++;
         this.firstUntracked ??= event.resource;
         return;
       }
-      timeline = new ResourceTimeline(detach(event.resource));
-      this.timelines.set(timeline.resource, timeline);
+      id = this.store.add(detach(event.resource));
     }
-    this.lastTimeline = timeline;
+    this.lastResource = event.resource;
+    this.lastId = id;
+    const timeline = this.currentTimeline;
+    timeline.id = id;
     const list = this.handlers.get(event.type);
     if (list !== undefined) {
-      this.currentTimeline = timeline;
       for (let i = 0; i < list.length; i++) {
         const h = list[i]!;
         this.currentRule = h.rule;
@@ -210,15 +219,16 @@ export class Engine {
 
   /** Index writes by operationId: the first accepted decision, and worker views of the same write. */
   private track(timeline: ResourceTimeline, write: LockEvent): void {
-    const entry = this.operations.touch(timeline.resource, write.operationId!);
+    const ops = this.operations;
+    const entry = ops.touch(timeline.resource, write.operationId!);
     if (timeline.isDecision(write)) {
-      if (write.result === 'accepted') entry.accepted ??= keep(write, timeline);
+      if (write.result === 'accepted') ops.accept(entry, write, timeline.resource);
       // A worker's line judged for lack of a resource log is still the worker's view, should the resource log the same write later.
-      if (write.observer === 'worker') OperationIndex.addView(entry, write);
+      if (write.observer === 'worker') ops.addView(entry, write);
       return;
     }
-    if (!OperationIndex.addView(entry, write)) return;
-    for (const f of OperationIndex.findings(entry)) {
+    if (!ops.addView(entry, write)) return;
+    for (const f of ops.findingsAt(entry)) {
       if (!this.waiting.has(f)) {
         this.lateViews++;
         continue;
@@ -269,8 +279,8 @@ export class Engine {
     for (const { rule, index } of this.ends) {
       this.currentRule = rule;
       this.currentIndex = index;
-      for (const t of this.timelines.values()) {
-        this.currentTimeline = t;
+      for (let id = 0; id < this.store.size; id++) {
+        this.currentTimeline.id = id;
         rule.end!(this.context);
       }
     }
@@ -279,24 +289,30 @@ export class Engine {
   }
 
   get resourceCount(): number {
-    return this.timelines.size;
+    return this.store.size;
   }
 
+  /** A view of a resource's state (see timeline.ts). */
   timeline(resource: string): ResourceTimeline | undefined {
-    return this.timelines.get(resource);
+    const id = this.store.idOf(resource);
+    return id === -1 ? undefined : this.store.view(id);
   }
 
   /** Per-resource summaries, sorted by resource key. */
   resources(): ResourceSummary[] {
     const out: ResourceSummary[] = [];
-    for (const t of this.timelines.values()) out.push(summarise(t));
+    const t = this.store.view(0);
+    for (let id = 0; id < this.store.size; id++) {
+      t.id = id;
+      out.push(summarise(t));
+    }
     out.sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
     return out;
   }
 
   private report(input: ReportInput): void {
     const rule = this.currentRule!;
-    const timeline = this.currentTimeline!;
+    const timeline = this.currentTimeline;
     const severity: Severity = input.severity ?? rule.meta.severity;
     let certainty: Certainty;
     let uncertainty: Uncertainty | undefined = input.uncertainty;
@@ -350,8 +366,8 @@ export class Engine {
     let deadline = -Infinity;
     if (subject !== undefined && subject.operationId !== undefined && subject.type === 'write') {
       const entry = this.operations.touch(timeline.resource, subject.operationId);
-      OperationIndex.link(entry, finding);
-      for (const view of OperationIndex.views(entry)) addEvidence(finding, { event: view, role: viewRole(view) }, this.lines);
+      this.operations.link(entry, finding);
+      for (const view of this.operations.viewsAt(entry)) addEvidence(finding, { event: view, role: viewRole(view) }, this.lines);
       deadline = Math.max(this.streamTime, subject.ts) + this.options.clockSkewMs;
       this.waiting.add(finding);
     }
@@ -489,7 +505,7 @@ function summarise(t: ResourceTimeline): ResourceSummary {
     resource: t.resource,
     readiness,
     reason,
-    highestAcceptedToken: t.highest === undefined ? null : t.highest.fenceToken!.toString(),
+    highestAcceptedToken: t.highestToken === undefined ? null : t.highestToken.toString(),
     events: t.events,
     writes: {
       accepted: t.accepted,

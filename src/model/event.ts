@@ -121,10 +121,6 @@ const DETACHED_SLOTS = 256;
 const MAX_DETACHED_SHARED = 256;
 const detached: (string | undefined)[] = new Array<string | undefined>(DETACHED_SLOTS).fill(undefined);
 
-function detachOpt(s: string | undefined): string | undefined {
-  return s === undefined || s.length < 13 ? s : detach(s);
-}
-
 /** Values a kept copy may share with state that holds the same ones (one string per resource, per lease). */
 export interface Shared {
   readonly resource: string;
@@ -142,21 +138,7 @@ export interface Shared {
  * never changed: other state, a capture or a rule may hold it as it came.
  */
 export function keep(ev: LockEvent, shared?: Shared): LockEvent {
-  let text: string | undefined;
-  let fields: Readonly<Record<string, unknown>> | undefined;
-  let offset: number | undefined;
-  let bytes: number | undefined;
-  if (ev.type === 'write') {
-    if (ev.offset !== undefined && ev.record === undefined) {
-      // By reference: read back if a finding shows it.
-      offset = ev.offset;
-      bytes = ev.bytes;
-      fields = ev.fields;
-    } else if (ev.record !== undefined) fields = displayFields(ev.record);
-    else if (ev.text !== undefined && ev.text.length > MAX_KEPT_LINE) fields = displayFields(JSON.parse(ev.text) as Record<string, unknown>);
-    else if (ev.text !== undefined) text = ev.text;
-    else fields = ev.fields;
-  }
+  const { text, fields, offset, bytes } = keptDisplay(ev);
   const s = shared;
   // An event by reference that holds neither its line nor a record (the byte path's, or a kept
   // write) has strings of its own already: nothing to detach them from.
@@ -164,13 +146,13 @@ export function keep(ev: LockEvent, shared?: Shared): LockEvent {
   return {
     ts: ev.ts,
     type: ev.type,
-    resource: s !== undefined && s.resource === ev.resource ? s.resource : own ? ev.resource : detach(ev.resource),
-    ownerId: s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : own ? ev.ownerId : detachOpt(ev.ownerId),
-    leaseId: s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : own ? ev.leaseId : detachOpt(ev.leaseId),
-    operationId: own ? ev.operationId : detachOpt(ev.operationId),
+    resource: s !== undefined && s.resource === ev.resource ? s.resource : keptString(ev.resource, own),
+    ownerId: s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : keptOpt(ev.ownerId, own),
+    leaseId: s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : keptOpt(ev.leaseId, own),
+    operationId: keptOpt(ev.operationId, own),
     fenceToken: s !== undefined && ev.fenceToken !== undefined && s.fenceToken === ev.fenceToken ? s.fenceToken : ev.fenceToken,
     ttlMs: ev.ttlMs,
-    result: own ? ev.result : detach(ev.result),
+    result: keptString(ev.result, own),
     observer: ev.observer,
     // The input's name (the default source) is no slice of a line either.
     source: own ? ev.source : ev.source === ev.file ? ev.file : detach(ev.source),
@@ -182,6 +164,30 @@ export function keep(ev: LockEvent, shared?: Shared): LockEvent {
     offset,
     bytes,
   };
+}
+
+/**
+ * What a kept copy of an event holds for display (see keep()): writes keep their display fields,
+ * their line's place (by reference), or their line when it is short and no record was parsed;
+ * lock events keep none of these.
+ */
+export function keptDisplay(ev: LockEvent): { text?: string; fields?: Readonly<Record<string, unknown>>; offset?: number; bytes?: number } {
+  if (ev.type !== 'write') return {};
+  // By reference: read back if a finding shows it.
+  if (ev.offset !== undefined && ev.record === undefined) return { offset: ev.offset, bytes: ev.bytes, fields: ev.fields };
+  if (ev.record !== undefined) return { fields: displayFields(ev.record) };
+  if (ev.text !== undefined && ev.text.length > MAX_KEPT_LINE) return { fields: displayFields(JSON.parse(ev.text) as Record<string, unknown>) };
+  if (ev.text !== undefined) return { text: ev.text };
+  return { fields: ev.fields };
+}
+
+/** A string as kept state holds it: as it is when the event's strings are its own (`own`), else detached from its line. */
+export function keptString(s: string, own: boolean): string {
+  return own || s.length < 13 ? s : detach(s);
+}
+
+function keptOpt(s: string | undefined, own: boolean): string | undefined {
+  return s === undefined ? undefined : keptString(s, own);
 }
 
 /**

@@ -1,6 +1,5 @@
 import { formatToken } from '../model/format.js';
 import { who } from './describe.js';
-import type { Lease } from '../timeline/timeline.js';
 import { MAX_LEASES } from '../timeline/timeline.js';
 import { defineRule } from './types.js';
 
@@ -11,7 +10,8 @@ import { defineRule } from './types.js';
  * bounded by MAX_OWNERS, past which the info is not repeated for new owners either).
  */
 interface State {
-  readonly leases: Lease[];
+  /** Lease ids. */
+  readonly leases: number[];
   readonly owners: Set<string>;
 }
 
@@ -55,9 +55,9 @@ export const acceptedEqualToken = defineRule<State>({
       const lease = timeline.findLease(event);
       const told = slot();
       if (lease !== undefined) {
-        if (told.leases.includes(lease)) return;
+        if (told.leases.includes(lease.id)) return;
         if (told.leases.length >= MAX_LEASES) told.leases.shift();
-        told.leases.push(lease);
+        told.leases.push(lease.id);
       } else {
         const owner = event.ownerId ?? '';
         if (told.owners.has(owner) || told.owners.size >= MAX_OWNERS) return;

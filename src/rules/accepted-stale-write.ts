@@ -30,7 +30,7 @@ export const acceptedStaleWrite: Rule = {
         if (end !== undefined && (end.inferredEnd ?? end.event.ts) <= event.ts) evidence.push({ ...end, role: `late writer's ${end.role}` });
       }
       const newerLease = timeline.findLease(newer);
-      if (newerLease !== undefined && newerLease !== own) evidence.push({ event: newerLease.grant, role: 'newer writer granted' });
+      if (newerLease !== undefined && newerLease.id !== own?.id) evidence.push({ event: newerLease.grant, role: 'newer writer granted' });
       evidence.push({ event: newer, role: `newer accepted write; highest=${formatToken(newer.fenceToken)}` });
       evidence.push({ event, role: 'late write accepted' });
       report({

@@ -1,20 +1,33 @@
 import { keep, recordOf, type LockEvent } from '../model/event.js';
 import { isoOf } from '../model/time.js';
+import { grownF64 } from '../timeline/pool.js';
 import { Reservoir } from '../timeline/stats.js';
 import { defineRule, type EvidenceRef, type Handler, type RuleContext } from './types.js';
 
 /**
- * Per resource: acquire attempts in fixed time windows (three numbers, all most resources ever
- * keep), and, from the first busy answer or the first window judged on, the rest (`more`): the
- * baseline, the current window's busy answers, and where time goes (bounded reservoirs of
- * latencies, hold times, keepalive gaps, TTLs, from the first busy answer).
+ * Per resource: acquire attempts in fixed time windows, three numbers (all most resources ever
+ * keep), in typed arrays of the rule's own indexed by resource id; and in the rule's slot, from
+ * the first busy answer or the first window judged on, the rest (BusyMore): the baseline, the
+ * current window's busy answers, and where time goes (bounded reservoirs of latencies, hold
+ * times, keepalive gaps, TTLs, from the first busy answer).
  */
-interface BusyWindows {
-  /** Start of the current window (NaN until the first attempt). */
-  start: number;
-  attempts: number;
-  busy: number;
-  more: BusyMore | undefined;
+class Windows {
+  /** Start of each resource's current window (NaN until its first attempt). */
+  start = new Float64Array(0);
+  attempts = new Float64Array(0);
+  busy = new Float64Array(0);
+
+  /** Room for resource r. */
+  reserve(r: number): void {
+    if (r < this.start.length) return;
+    this.start = grownF64(this.start, r, Number.NaN);
+    this.attempts = grownF64(this.attempts, r);
+    this.busy = grownF64(this.busy, r);
+  }
+}
+
+function windows(): Windows {
+  return new Windows();
 }
 
 interface BusyMore {
@@ -35,12 +48,8 @@ interface BusyMore {
     | undefined;
 }
 
-function moreOf(b: BusyWindows): BusyMore {
-  return (b.more ??= { firstBusy: undefined, lastBusy: undefined, baseline: undefined, reported: false, stats: undefined });
-}
-
 /** The share of busy answers to acquire rises across time windows. */
-export const busyRateRising = defineRule<BusyWindows>({
+export const busyRateRising = defineRule<BusyMore>({
   meta: {
     id: 'busy-rate-rising',
     severity: 'warning',
@@ -55,20 +64,23 @@ export const busyRateRising = defineRule<BusyWindows>({
     roseWithFigures:
       'busy answers to acquire rose from {baselineShare} ({baselineAttempts} attempts, window from {baselineStart}) to {share} ({attempts} attempts, window from {start}); {figures}',
   },
-  state: () => ({ start: Number.NaN, attempts: 0, busy: 0, more: undefined }),
+  state: () => ({ firstBusy: undefined, lastBusy: undefined, baseline: undefined, reported: false, stats: undefined }),
   on: {
     acquire(event, context) {
-      const b = context.slot();
+      const w = context.state(windows);
+      const r = context.resourceId;
+      w.reserve(r);
       const window = context.options.busyWindowMs;
-      if (Number.isNaN(b.start)) b.start = event.ts;
-      else if (event.ts >= b.start + window) {
-        closeWindow(context, b);
-        b.start += Math.floor((event.ts - b.start) / window) * window;
+      const start = w.start[r]!;
+      if (Number.isNaN(start)) w.start[r] = event.ts;
+      else if (event.ts >= start + window) {
+        closeWindow(context, w, r);
+        w.start[r] = start + Math.floor((event.ts - start) / window) * window;
       }
-      b.attempts++;
+      w.attempts[r]!++;
       if (event.result === 'busy') {
-        b.busy++;
-        const m = moreOf(b);
+        w.busy[r]!++;
+        const m = context.slot();
         const kept = keep(event, context.timeline);
         m.firstBusy ??= kept;
         m.lastBusy = kept;
@@ -81,20 +93,20 @@ export const busyRateRising = defineRule<BusyWindows>({
           ttlMs: new Reservoir(),
         };
       }
-      const stats = b.more?.stats;
+      const stats = context.peek()?.stats;
       if (stats === undefined) return;
       addLatency(stats.acquireLatency, event);
       if (event.result === 'granted' && event.ttlMs !== undefined && !context.timeline.renewsLease(event)) stats.ttlMs.add(event.ttlMs);
     },
     keepalive(event, context) {
-      const stats = context.peek()?.more?.stats;
+      const stats = context.peek()?.stats;
       if (stats === undefined) return;
       addLatency(stats.keepaliveLatency, event);
       const l = context.timeline.findLease(event);
-      if (l !== undefined && event.result === 'ok' && l.end === undefined) stats.keepaliveGapMs.add(event.ts - l.renewTs);
+      if (l !== undefined && event.result === 'ok' && !l.ended) stats.keepaliveGapMs.add(event.ts - l.renewTs);
     },
     write(event, context) {
-      const stats = context.peek()?.more?.stats;
+      const stats = context.peek()?.stats;
       if (stats !== undefined) addLatency(stats.writeLatency, event);
     },
     expire: holdTimes,
@@ -102,14 +114,15 @@ export const busyRateRising = defineRule<BusyWindows>({
     release: holdTimes,
   },
   end(context) {
-    const b = context.peek();
-    if (b !== undefined && !Number.isNaN(b.start)) closeWindow(context, b);
+    const w = context.state(windows);
+    const r = context.resourceId;
+    if (r < w.start.length && !Number.isNaN(w.start[r]!)) closeWindow(context, w, r);
   },
 });
 
 /** Lease hold times, from the leases this event ends. */
-function holdTimes(...[event, context]: Parameters<Handler<BusyWindows>>): void {
-  const stats = context.peek()?.more?.stats;
+function holdTimes(...[event, context]: Parameters<Handler<BusyMore>>): void {
+  const stats = context.peek()?.stats;
   if (stats === undefined) return;
   for (const { lease } of context.timeline.endingsOf(event)) stats.holdMs.add(event.ts - lease.grantTs);
 }
@@ -122,33 +135,35 @@ function addLatency(r: Reservoir, ev: LockEvent): void {
 }
 
 /** Judge the window that just ended and reset it. */
-function closeWindow(context: RuleContext, b: BusyWindows): void {
+function closeWindow(context: RuleContext<BusyMore>, w: Windows, r: number): void {
   const { busyMinAttempts, busyThreshold, busyWindowMs } = context.options;
-  if (b.attempts >= busyMinAttempts) {
-    const share = b.busy / b.attempts;
-    const m = moreOf(b);
+  const attempts = w.attempts[r]!;
+  if (attempts >= busyMinAttempts) {
+    const share = w.busy[r]! / attempts;
+    const m = context.slot();
     if (m.baseline === undefined) {
-      m.baseline = { share, attempts: b.attempts, start: b.start, sample: m.firstBusy };
+      m.baseline = { share, attempts, start: w.start[r]!, sample: m.firstBusy };
     } else if (!m.reported && share - m.baseline.share >= busyThreshold) {
       m.reported = true;
-      report(context, b, m, share, busyWindowMs);
+      report(context, w.start[r]!, attempts, m, share, busyWindowMs);
     }
   }
-  b.attempts = 0;
-  b.busy = 0;
-  if (b.more !== undefined) {
-    b.more.firstBusy = undefined;
-    b.more.lastBusy = undefined;
+  w.attempts[r] = 0;
+  w.busy[r] = 0;
+  const m = context.peek();
+  if (m !== undefined) {
+    m.firstBusy = undefined;
+    m.lastBusy = undefined;
   }
 }
 
-function report(context: RuleContext, b: BusyWindows, m: BusyMore, share: number, windowMs: number): void {
+function report(context: RuleContext, start: number, attempts: number, m: BusyMore, share: number, windowMs: number): void {
   const base = m.baseline!;
   const s = m.stats;
   const details: Record<string, unknown> = {
     windowMs,
     baseline: { start: isoOf(base.start), attempts: base.attempts, busyShare: round(base.share) },
-    rising: { start: isoOf(b.start), attempts: b.attempts, busyShare: round(share) },
+    rising: { start: isoOf(start), attempts, busyShare: round(share) },
   };
   const parts: string[] = [];
   if (s !== undefined) {
@@ -180,8 +195,8 @@ function report(context: RuleContext, b: BusyWindows, m: BusyMore, share: number
       baselineAttempts: base.attempts,
       baselineStart: isoOf(base.start),
       share: pct(share),
-      attempts: b.attempts,
-      start: isoOf(b.start),
+      attempts,
+      start: isoOf(start),
       // Latency, hold, gap and TTL figures, each "label p50 …ms, p95 …ms, max …ms (n=…)", joined by "; ".
       ...(parts.length > 0 ? { figures: parts.join('; ') } : {}),
     },

@@ -17,7 +17,7 @@ export function handle(e: LockEvent | Lease): string {
 
 /** The event or inferred end that ended a lease, as evidence. */
 export function leaseEndEvidence(lease: Lease): { event: LockEvent; role: string; inferredEnd?: number } | undefined {
-  if (lease.end !== undefined) return { event: lease.end, role: `lease ended (${lease.endKind})` };
+  if (lease.ended) return { event: lease.end!, role: `lease ended (${lease.endKind})` };
   if (lease.ttlMs !== undefined) return { event: lease.lastRenew, role: 'lease ended (inferred: last renewal + ttl)', inferredEnd: lease.endsAt()! };
   return undefined;
 }

@@ -1,12 +1,11 @@
 import { formatDuration } from '../model/time.js';
 import { handle } from './describe.js';
-import type { Lease } from '../timeline/timeline.js';
 import { MAX_LEASES } from '../timeline/timeline.js';
 import { defineRule, type Handler } from './types.js';
 
 /** A lease went longer than its TTL without a successful renewal, and its owner kept acting. */
-/** Per resource: the leases already reported (once per lease), at most as many as the timeline keeps. */
-type State = Lease[];
+/** Per resource: the ids of the leases already reported (once per lease), at most as many as the timeline keeps. */
+type State = number[];
 
 export const keepaliveGap = defineRule<State>({
   meta: {
@@ -34,11 +33,11 @@ function check(...[event, { timeline, report, peek, slot }]: Parameters<Handler<
   // A lease its owner released is over by choice: its renewals no longer matter.
   if (lease === undefined || lease.ttlMs === undefined || lease.endKind === 'release') return;
   const gap = event.ts - lease.renewTs;
-  if (gap <= lease.ttlMs || peek()?.includes(lease) === true) return;
+  if (gap <= lease.ttlMs || peek()?.includes(lease.id) === true) return;
   const reported = slot();
   // The timeline keeps at most MAX_LEASES leases: an older one reported here can no longer be found.
   if (reported.length >= MAX_LEASES) reported.shift();
-  reported.push(lease);
+  reported.push(lease.id);
   const lastRenew = lease.lastRenew;
   report({
     messageId: 'pause',

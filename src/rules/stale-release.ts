@@ -23,7 +23,7 @@ export const staleRelease: Rule = {
       const old = timeline.findLease(event);
       const evidence: EvidenceRef[] = [];
       let inferred = false;
-      if (old !== undefined && old !== holder) {
+      if (old !== undefined && old.id !== holder.id) {
         evidence.push({ event: old.grant, role: 'old handle granted' });
         const end = leaseEndEvidence(old);
         if (end !== undefined) {

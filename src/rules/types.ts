@@ -73,8 +73,14 @@ export interface RuleOptions {
 }
 
 export interface RuleContext<S = unknown> {
-  /** State of the event's resource *before* this event is applied. */
+  /** State of the event's resource *before* this event is applied (a view, valid during the call). */
   readonly timeline: ResourceTimeline;
+  /**
+   * The resource's id in this run (0, 1, 2… in the order resources first appear): for a rule that
+   * keeps a few numbers for every resource in typed arrays of its own (see `state()`), where an
+   * object per resource in `slot()` would cost more than the numbers.
+   */
+  readonly resourceId: number;
   readonly options: RuleOptions;
   /** Writes by operationId (bounded), with the worker views of each. */
   readonly operations: OperationIndex;

@@ -1,212 +1,25 @@
 /**
  * Per-resource state: lock facts only (leases, tokens, the highest accepted write, counters), and
  * a small query API for the rules (holder, findLease, staleness, grantStatus, endingsOf…). It
- * knows no rule: a rule keeps what it needs in its own slot (`slots`, opaque here; see
- * rules/types.ts). Small and bounded: a few leases, the highest accepted and granted tokens with
- * trimmed copies of the events that set them, a window of recently granted tokens, counters.
- * Memory grows with resources, never with events.
+ * knows no rule: a rule keeps what it needs in its own slot (opaque here; see rules/types.ts).
+ *
+ * Compact: the state of every resource of a run lives in one TimelineStore, as columns of typed
+ * arrays indexed by small integer ids (a resource's id, a lease's slot, a kept event's record),
+ * with no object per resource, lease or kept event. Tokens up to 2^53 are doubles, larger ones
+ * are kept exactly beside them. A ResourceTimeline and a Lease are views of that state, made
+ * when asked for (the engine re-points one view per event); a LockEvent of the state (a lease's
+ * grant, the highest accepted write) is built when a rule or a finding asks for it.
+ * Small and bounded: a few leases, the highest accepted and granted tokens with the events that
+ * set them, a window of recently granted tokens, counters. Memory grows with resources, never
+ * with events.
  */
-import { detach, keep, type LockEvent, type Observer } from '../model/event.js';
+import { keptString, type LockEvent } from '../model/event.js';
+import { BIG, EventPool, grownF64, grownI32, grownU8, metaExact, NONE, observerOf, Origins, packMeta, resultOf, tokenKey, tokenOfKey, typeOf } from './pool.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
 /** The fields that identify a lock handle, on an event or a lease. */
 export type Handle = Pick<LockEvent, 'leaseId' | 'fenceToken' | 'ownerId'>;
-
-/** Observers packed in Lease.bits: two bits each. */
-const OBSERVER_OF: readonly Observer[] = ['authority', 'worker', 'resource'];
-function observerBits(o: Observer): number {
-  return o === 'authority' ? 0 : o === 'worker' ? 1 : 2;
-}
-/** Lease.bits: grant observer (bits 0-1), last renewal's observer (bits 2-3), renewed since grant, ended by an old handle's release. */
-const RENEW_OBSERVER_SHIFT = 2;
-const RENEWED = 16;
-const ENDED_BY_OLD_HANDLE = 32;
-
-/** Where an event was read: a file and a source, shared by every lease that names the pair. */
-interface Origin {
-  readonly file: string;
-  readonly source: string;
-}
-
-/**
- * The shared origin of a file and source. A run reads a few files and sources, so this holds a
- * few pairs; it is emptied should it ever hold many (then pairs are merely shared less).
- */
-const origins = new Map<string, Map<string, Origin>>();
-const MAX_ORIGINS = 1024;
-let lastOrigin: Origin = { file: '', source: '' };
-
-function originOf(file: string, source: string): Origin {
-  if (lastOrigin.file === file && lastOrigin.source === source) return lastOrigin;
-  let bySource = origins.get(file);
-  if (bySource === undefined) {
-    if (origins.size >= MAX_ORIGINS) origins.clear();
-    origins.set(file, (bySource = new Map()));
-  }
-  let o = bySource.get(source);
-  if (o === undefined) {
-    if (bySource.size >= MAX_ORIGINS) bySource.clear();
-    // Detached: a lease outlives the line it was read from (see detach()).
-    o = { file, source: detach(source) };
-    bySource.set(o.source, o);
-  }
-  return (lastOrigin = o);
-}
-
-/**
- * One lease on a resource. Its grant and its last renewal are kept as a few numbers and shared
- * strings, not as event objects: `grant` and `lastRenew` rebuild those events for evidence only.
- * A lease renewed every second would otherwise keep replacing an event object, and every lease
- * would keep one more long-lived object than it needs. Kept small (one object per lease, no
- * other of its own): observers and flags share one number, file and source are one shared
- * Origin (none for a renewal from the grant's own), the grant's operationId gives way to the
- * grant event once that is built, and the grant's ttl is its `ttlMs` until a renewal changes
- * that (the grant event is built then, once).
- */
-export class Lease {
-  readonly leaseId?: string;
-  readonly ownerId?: string;
-  readonly fenceToken?: bigint;
-  /** When the lease was granted. */
-  readonly grantTs: number;
-  private readonly resource: string;
-  private readonly grantFrom: Origin;
-  private readonly grantLine: number;
-  /** The grant's operationId until the grant event is built, then that event (see `grant`). */
-  private grantExtra: string | LockEvent | undefined;
-  ttlMs?: number;
-  /** Time of the grant or the last successful keepalive. */
-  renewTs: number;
-  private renewLine = 0;
-  /** The last renewal's file and source, when not the grant's. */
-  private renewFrom: Origin | undefined = undefined;
-  /** Observers and flags (see RENEWED, ENDED_BY_OLD_HANDLE). */
-  private bits: number;
-  end?: LockEvent;
-  /** The lease granted before this one on the resource (a list, newest first: no array per resource). */
-  older: Lease | undefined = undefined;
-
-  /** `resource` is the timeline's own string, shared by everything it keeps. */
-  constructor(grant: LockEvent, resource: string) {
-    // Detached: a lease outlives the line it was read from (see detach()).
-    this.leaseId = grant.leaseId === undefined ? undefined : detach(grant.leaseId);
-    this.ownerId = grant.ownerId === undefined ? undefined : detach(grant.ownerId);
-    this.fenceToken = grant.fenceToken;
-    this.grantTs = grant.ts;
-    this.resource = resource;
-    this.grantFrom = originOf(grant.file, grant.source);
-    this.grantLine = grant.line;
-    this.grantExtra = grant.operationId === undefined ? undefined : detach(grant.operationId);
-    this.ttlMs = grant.ttlMs;
-    this.renewTs = grant.ts;
-    this.bits = observerBits(grant.observer);
-  }
-
-  /** The grant as an event (built once, when evidence first needs it, or when a renewal changes the ttl). */
-  get grant(): LockEvent {
-    const extra = this.grantExtra;
-    if (extra !== undefined && typeof extra !== 'string') return extra;
-    return (this.grantExtra = {
-      ts: this.grantTs,
-      type: 'acquire',
-      resource: this.resource,
-      ownerId: this.ownerId,
-      leaseId: this.leaseId,
-      operationId: extra,
-      fenceToken: this.fenceToken,
-      // Until a renewal changes it (see renew()), the lease's ttl is the grant's.
-      ttlMs: this.ttlMs,
-      result: 'granted',
-      observer: OBSERVER_OF[this.bits & 3]!,
-      source: this.grantFrom.source,
-      file: this.grantFrom.file,
-      line: this.grantLine,
-      record: undefined,
-      text: undefined,
-      fields: undefined,
-    });
-  }
-
-  /** A successful renewal: by a keepalive, or by the same grant logged again. */
-  renew(ev: LockEvent): void {
-    this.renewTs = ev.ts;
-    if (ev.ttlMs !== undefined && ev.ttlMs !== this.ttlMs) {
-      // The grant's ttl is about to be forgotten: build the grant event while it is known.
-      void this.grant;
-      this.ttlMs = ev.ttlMs;
-    }
-    this.renewLine = ev.line;
-    const from = this.grantFrom;
-    if (ev.file === from.file && ev.source === from.source) this.renewFrom = undefined;
-    else {
-      const r = this.renewFrom;
-      if (r === undefined || r.file !== ev.file || r.source !== ev.source) this.renewFrom = originOf(ev.file, ev.source);
-    }
-    this.bits = (this.bits & ~(3 << RENEW_OBSERVER_SHIFT)) | (observerBits(ev.observer) << RENEW_OBSERVER_SHIFT) | RENEWED;
-  }
-
-  /** Forget the renewals (after the owner released the lease they are no longer evidence). */
-  forgetRenewals(): void {
-    this.bits &= ~RENEWED;
-    this.renewTs = this.grantTs;
-  }
-
-  /** The event that ended the lease, and how (called once, by the timeline). */
-  ended(end: LockEvent, kind: LeaseEnd): void {
-    this.end = end;
-    if (kind === 'released-by-old-handle') this.bits |= ENDED_BY_OLD_HANDLE;
-  }
-
-  /** How the lease ended, when an end was logged: the end event's type, or 'released-by-old-handle'. */
-  get endKind(): LeaseEnd | undefined {
-    const end = this.end;
-    if (end === undefined) return undefined;
-    return (this.bits & ENDED_BY_OLD_HANDLE) !== 0 ? 'released-by-old-handle' : (end.type as LeaseEnd);
-  }
-
-  /** The grant, or the last successful keepalive rebuilt as an event (for evidence). */
-  get lastRenew(): LockEvent {
-    if ((this.bits & RENEWED) === 0) return this.grant;
-    return {
-      ts: this.renewTs,
-      type: 'keepalive',
-      resource: this.resource,
-      ownerId: this.ownerId,
-      leaseId: this.leaseId,
-      fenceToken: undefined,
-      ttlMs: this.ttlMs,
-      result: 'ok',
-      observer: OBSERVER_OF[(this.bits >> RENEW_OBSERVER_SHIFT) & 3]!,
-      source: (this.renewFrom ?? this.grantFrom).source,
-      file: (this.renewFrom ?? this.grantFrom).file,
-      line: this.renewLine,
-      record: undefined,
-      text: undefined,
-      fields: undefined,
-    };
-  }
-
-  /**
-   * When the lease ended or ends: its logged end, else last renewal + ttl (inferred), else
-   * undefined (no end logged and no ttl known).
-   */
-  endsAt(): number | undefined {
-    if (this.end !== undefined) return this.end.ts;
-    return this.ttlMs !== undefined ? this.renewTs + this.ttlMs : undefined;
-  }
-
-  /** Not ended by a logged event, and not past its ttl since the last renewal. */
-  liveAt(t: number): boolean {
-    if (this.end !== undefined) return false;
-    return this.ttlMs === undefined || t <= this.renewTs + this.ttlMs;
-  }
-
-  /** Whether the last renewal was a keepalive (not the grant itself). */
-  get renewedSinceGrant(): boolean {
-    return (this.bits & RENEWED) !== 0;
-  }
-}
 
 /** How a write's token relates to what the resource has already accepted. */
 export type Staleness = 'fresh' | 'stale' | 'equal-same-handle' | 'equal-other-handle' | 'untokened';
@@ -241,67 +54,772 @@ export interface RareFacts {
   firstNotExplicit: { token?: bigint; highest?: bigint; result: string } | undefined;
   /** The generic answers stale writes got (rejected, error, timeout), allocated when needed. */
   notExplicitResults: Set<string> | undefined;
-  /** Where the next granted token goes once the granted window is full (a ring). */
-  grantedNext: number;
 }
 
+// Lease.bits: grant observer (bits 0-1), last renewal's observer (bits 2-3), and flags.
+const RENEW_OBSERVER_SHIFT = 2;
+const RENEWED = 1 << 4;
+const ENDED_BY_OLD_HANDLE = 1 << 5;
+/** In its resource's list of leases. */
+const IN_LIST = 1 << 6;
+/** Its resource's highest granted lease. */
+const HIGHEST_GRANTED = 1 << 7;
+/** A renewal changed the ttl: the grant's own is in grantTtls. */
+const GRANT_TTL_KEPT = 1 << 8;
+/** Its end event is inline (endTs, endLine, endOrigin, endMeta); with END_RECORD, a kept event record (end). */
+const ENDED = 1 << 9;
+const END_RECORD = 1 << 10;
+// endMeta: packMeta of the end event (bits 0-8), and which of the lease's handle fields it carries.
+const END_OWNER = 1 << 9;
+const END_LEASE = 1 << 10;
+const END_TOKEN = 1 << 11;
+
+const OBSERVERS_BY_BITS = ['authority', 'worker', 'resource'] as const;
+function observerBits(o: string): number {
+  return o === 'authority' ? 0 : o === 'worker' ? 1 : 2;
+}
+
+// Resource flags.
+const LOGS_WRITES = 1;
+
+// Counters per resource, at stride COUNTERS in `counts`.
+const C_EVENTS = 0;
+const C_ACCEPTED = 1;
+const C_REJECTED_STALE = 2;
+const C_REJECTED_OTHER = 3;
+const C_WITHOUT_TOKEN = 4;
+const C_FINDINGS = 5;
+const COUNTERS = 6;
+
+/** Granted-window classes: class c holds up to 2^c tokens (1 to 64); OBJECT_WINDOW keeps an array that may hold BigInts. */
+const WINDOW_CLASSES = 7;
+const NO_WINDOW = 255;
+const OBJECT_WINDOW = 254;
+
+/**
+ * The state of every resource of a run. Resources get ids 0, 1, 2… in the order they are added;
+ * leases get slots in `leases` and kept events records in `events`, both reused once let go.
+ */
+export class TimelineStore {
+  /** Kept events: the highest accepted write of each resource, lease ends that need a record of their own. */
+  readonly events: EventPool;
+  readonly origins: Origins;
+  private readonly ids = new Map<string, number>();
+  private readonly names: string[] = [];
+  // Per resource.
+  newest = new Int32Array(0);
+  highestGranted = new Int32Array(0);
+  highest = new Int32Array(0);
+  counts = new Float64Array(0);
+  flags = new Uint8Array(0);
+  winClass = new Uint8Array(0);
+  winLen = new Uint8Array(0);
+  winNext = new Uint8Array(0);
+  winAt = new Int32Array(0);
+  readonly rare = new Map<number, RareFacts>();
+  /** Rule slots of each resource that has one (index: the engine's slot number). */
+  readonly slots = new Map<number, unknown[]>();
+  // Granted windows: one pool of doubles per class, each with its free blocks.
+  private readonly winPools: Float64Array<ArrayBuffer>[] = Array.from({ length: WINDOW_CLASSES }, () => new Float64Array(0));
+  private readonly winSizes = new Int32Array(WINDOW_CLASSES);
+  private readonly winFree: number[][] = Array.from({ length: WINDOW_CLASSES }, () => []);
+  private readonly objectWindows = new Map<number, (number | bigint)[]>();
+  // Per lease.
+  serial = new Float64Array(0);
+  grantTs = new Float64Array(0);
+  renewTs = new Float64Array(0);
+  ttl = new Float64Array(0);
+  token = new Float64Array(0);
+  grantLine = new Float64Array(0);
+  renewLine = new Float64Array(0);
+  endTs = new Float64Array(0);
+  endLine = new Float64Array(0);
+  grantOrigin = new Int32Array(0);
+  renewOrigin = new Int32Array(0);
+  endOrigin = new Int32Array(0);
+  end = new Int32Array(0);
+  older = new Int32Array(0);
+  bits = new Int32Array(0);
+  endMeta = new Int32Array(0);
+  /** Three strings a lease: leaseId, ownerId, the grant's operationId. */
+  leaseStrs: (string | undefined)[] = [];
+  private readonly leaseBigs = new Map<number, bigint>();
+  private readonly grantTtls = new Map<number, number | undefined>();
+  private leaseSize = 0;
+  private leaseFree = -1;
+  private serials = 0;
+
+  constructor() {
+    this.origins = new Origins();
+    this.events = new EventPool(this.origins);
+  }
+
+  get size(): number {
+    return this.names.length;
+  }
+
+  /** The id of a resource, or -1. */
+  idOf(resource: string): number {
+    return this.ids.get(resource) ?? -1;
+  }
+
+  name(id: number): string {
+    return this.names[id]!;
+  }
+
+  /** Add a resource (its name as state keeps it: detached from any line); returns its id. */
+  add(resource: string): number {
+    const id = this.names.length;
+    this.names.push(resource);
+    this.ids.set(resource, id);
+    if (id >= this.newest.length) {
+      this.newest = grownI32(this.newest, id, -1);
+      this.highestGranted = grownI32(this.highestGranted, id, -1);
+      this.highest = grownI32(this.highest, id, -1);
+      const counts = new Float64Array(this.newest.length * COUNTERS);
+      counts.set(this.counts);
+      this.counts = counts;
+      this.flags = grownU8(this.flags, id);
+      this.winClass = grownU8(this.winClass, id);
+      this.winLen = grownU8(this.winLen, id);
+      this.winNext = grownU8(this.winNext, id);
+      this.winAt = grownI32(this.winAt, id);
+    }
+    this.winClass[id] = NO_WINDOW;
+    return id;
+  }
+
+  /** A view of a resource's state. */
+  view(id: number): ResourceTimeline {
+    return new ResourceTimeline(this, id);
+  }
+
+  count(id: number, counter: number): number {
+    return this.counts[id * COUNTERS + counter]!;
+  }
+
+  // --- Leases --------------------------------------------------------------------------------
+
+  private growLeases(need: number): void {
+    if (need < this.serial.length) return;
+    this.serial = grownF64(this.serial, need);
+    this.grantTs = grownF64(this.grantTs, need);
+    this.renewTs = grownF64(this.renewTs, need);
+    this.ttl = grownF64(this.ttl, need);
+    this.token = grownF64(this.token, need);
+    this.grantLine = grownF64(this.grantLine, need);
+    this.renewLine = grownF64(this.renewLine, need);
+    this.endTs = grownF64(this.endTs, need);
+    this.endLine = grownF64(this.endLine, need);
+    this.grantOrigin = grownI32(this.grantOrigin, need);
+    this.renewOrigin = grownI32(this.renewOrigin, need);
+    this.endOrigin = grownI32(this.endOrigin, need);
+    this.end = grownI32(this.end, need);
+    this.older = grownI32(this.older, need);
+    this.bits = grownI32(this.bits, need);
+    this.endMeta = grownI32(this.endMeta, need);
+  }
+
+  /** A new lease from its grant. */
+  newLease(grant: LockEvent): number {
+    let s = this.leaseFree;
+    if (s !== -1) this.leaseFree = this.older[s]!;
+    else {
+      s = this.leaseSize++;
+      this.growLeases(s);
+    }
+    this.serial[s] = ++this.serials;
+    this.grantTs[s] = grant.ts;
+    this.renewTs[s] = grant.ts;
+    this.ttl[s] = grant.ttlMs === undefined ? NONE : grant.ttlMs;
+    const t = tokenKey(grant.fenceToken);
+    this.token[s] = t;
+    if (t === BIG) this.leaseBigs.set(s, grant.fenceToken!);
+    this.grantLine[s] = grant.line;
+    this.renewLine[s] = 0;
+    this.grantOrigin[s] = this.origins.ref(grant.file, grant.source);
+    this.renewOrigin[s] = -1;
+    this.end[s] = -1;
+    this.older[s] = -1;
+    this.bits[s] = observerBits(grant.observer);
+    // Detached: a lease outlives the line it was read from (see detach()).
+    const k = s * 3;
+    this.leaseStrs[k] = grant.leaseId === undefined ? undefined : keptString(grant.leaseId, false);
+    this.leaseStrs[k + 1] = grant.ownerId === undefined ? undefined : keptString(grant.ownerId, false);
+    this.leaseStrs[k + 2] = grant.operationId === undefined ? undefined : keptString(grant.operationId, false);
+    return s;
+  }
+
+  /** Let a lease go once neither its resource's list nor its highest granted token names it. */
+  private releaseLease(s: number): void {
+    const b = this.bits[s]!;
+    if ((b & (IN_LIST | HIGHEST_GRANTED)) !== 0) return;
+    this.origins.unref(this.grantOrigin[s]!);
+    if (this.renewOrigin[s] !== -1) this.origins.unref(this.renewOrigin[s]!);
+    if ((b & ENDED) !== 0) {
+      if ((b & END_RECORD) !== 0) this.events.free(this.end[s]!);
+      else this.origins.unref(this.endOrigin[s]!);
+    }
+    if (this.token[s] === BIG) this.leaseBigs.delete(s);
+    if ((b & GRANT_TTL_KEPT) !== 0) this.grantTtls.delete(s);
+    const k = s * 3;
+    this.leaseStrs[k] = this.leaseStrs[k + 1] = this.leaseStrs[k + 2] = undefined;
+    this.bits[s] = 0;
+    this.serial[s] = 0;
+    this.older[s] = this.leaseFree;
+    this.leaseFree = s;
+  }
+
+  /** Take a lease out of its resource's list. */
+  unlist(s: number): void {
+    this.bits[s]! &= ~IN_LIST;
+    this.older[s] = -1;
+    this.releaseLease(s);
+  }
+
+  /** Make `s` its resource's highest granted lease. */
+  setHighestGranted(id: number, s: number): void {
+    const old = this.highestGranted[id]!;
+    this.highestGranted[id] = s;
+    this.bits[s]! |= HIGHEST_GRANTED;
+    if (old !== -1) {
+      this.bits[old]! &= ~HIGHEST_GRANTED;
+      this.releaseLease(old);
+    }
+  }
+
+  leaseToken(s: number): bigint | undefined {
+    const t = this.token[s]!;
+    return t === BIG ? this.leaseBigs.get(s)! : Number.isNaN(t) ? undefined : tokenOfKey(t);
+  }
+
+  leaseId(s: number): string | undefined {
+    return this.leaseStrs[s * 3];
+  }
+
+  ownerId(s: number): string | undefined {
+    return this.leaseStrs[s * 3 + 1];
+  }
+
+  /** Whether a token equals the lease's (both none counts as equal). */
+  sameToken(s: number, token: bigint | undefined): boolean {
+    const t = this.token[s]!;
+    if (token === undefined) return Number.isNaN(t);
+    const k = tokenKey(token);
+    return k === BIG ? t === BIG && this.leaseBigs.get(s)! === token : t === k;
+  }
+
+  hasEnded(s: number): boolean {
+    return (this.bits[s]! & ENDED) !== 0;
+  }
+
+  /** Not ended by a logged event, and not past its ttl since the last renewal. */
+  liveAt(s: number, t: number): boolean {
+    if ((this.bits[s]! & ENDED) !== 0) return false;
+    const ttl = this.ttl[s]!;
+    return Number.isNaN(ttl) || t <= this.renewTs[s]! + ttl;
+  }
+
+  /** A successful renewal: by a keepalive, or by the same grant logged again. */
+  renew(s: number, ev: LockEvent): void {
+    this.renewTs[s] = ev.ts;
+    const ttl = this.ttl[s]!;
+    if (ev.ttlMs !== undefined && (Number.isNaN(ttl) || ev.ttlMs !== ttl)) {
+      // The grant's ttl is about to be forgotten: keep it for the grant event.
+      if ((this.bits[s]! & GRANT_TTL_KEPT) === 0) {
+        this.grantTtls.set(s, Number.isNaN(ttl) ? undefined : ttl);
+        this.bits[s]! |= GRANT_TTL_KEPT;
+      }
+      this.ttl[s] = ev.ttlMs;
+    }
+    this.renewLine[s] = ev.line;
+    const grantFrom = this.grantOrigin[s]!;
+    const from = this.renewOrigin[s]!;
+    if (ev.file === this.origins.file(grantFrom) && ev.source === this.origins.source(grantFrom)) {
+      if (from !== -1) {
+        this.origins.unref(from);
+        this.renewOrigin[s] = -1;
+      }
+    } else if (from === -1 || this.origins.file(from) !== ev.file || this.origins.source(from) !== ev.source) {
+      if (from !== -1) this.origins.unref(from);
+      this.renewOrigin[s] = this.origins.ref(ev.file, ev.source);
+    }
+    this.bits[s] = (this.bits[s]! & ~(3 << RENEW_OBSERVER_SHIFT)) | (observerBits(ev.observer) << RENEW_OBSERVER_SHIFT) | RENEWED;
+  }
+
+  /** The event that ended the lease, and how (once). */
+  endLease(s: number, resource: string, ev: LockEvent, kind: LeaseEnd): void {
+    const meta = packMeta(ev.type, ev.observer, ev.result);
+    let b = this.bits[s]! | ENDED;
+    if (kind === 'released-by-old-handle') b |= ENDED_BY_OLD_HANDLE;
+    const k = s * 3;
+    const leaseId = this.leaseStrs[k];
+    const ownerId = this.leaseStrs[k + 1];
+    // Inline when the end carries nothing of its own but the lease's handle fields (the usual end).
+    const inline =
+      metaExact(meta) &&
+      ev.operationId === undefined &&
+      ev.ttlMs === undefined &&
+      (ev.leaseId === undefined || ev.leaseId === leaseId) &&
+      (ev.ownerId === undefined || ev.ownerId === ownerId) &&
+      (ev.fenceToken === undefined || this.sameToken(s, ev.fenceToken));
+    if (inline) {
+      this.endTs[s] = ev.ts;
+      this.endLine[s] = ev.line;
+      this.endOrigin[s] = this.origins.ref(ev.file, ev.source);
+      this.endMeta[s] = meta | (ev.ownerId !== undefined ? END_OWNER : 0) | (ev.leaseId !== undefined ? END_LEASE : 0) | (ev.fenceToken !== undefined ? END_TOKEN : 0);
+    } else {
+      this.end[s] = this.events.put(ev, { resource, leaseId, ownerId });
+      b |= END_RECORD;
+    }
+    // After its owner released it, the lease's last renewal is no longer evidence of anything.
+    if (kind === 'release') {
+      b &= ~RENEWED;
+      this.renewTs[s] = this.grantTs[s]!;
+    }
+    this.bits[s] = b;
+  }
+
+  endTime(s: number): number {
+    return (this.bits[s]! & END_RECORD) !== 0 ? this.events.ts[this.end[s]!]! : this.endTs[s]!;
+  }
+
+  /** The end event, built. */
+  endEvent(s: number, resource: string): LockEvent | undefined {
+    const b = this.bits[s]!;
+    if ((b & ENDED) === 0) return undefined;
+    if ((b & END_RECORD) !== 0) return this.events.event(this.end[s]!);
+    const m = this.endMeta[s]!;
+    const o = this.endOrigin[s]!;
+    const k = s * 3;
+    return {
+      ts: this.endTs[s]!,
+      type: typeOf(m),
+      resource,
+      ownerId: (m & END_OWNER) !== 0 ? this.leaseStrs[k + 1] : undefined,
+      leaseId: (m & END_LEASE) !== 0 ? this.leaseStrs[k] : undefined,
+      operationId: undefined,
+      fenceToken: (m & END_TOKEN) !== 0 ? this.leaseToken(s) : undefined,
+      ttlMs: undefined,
+      result: resultOf(m),
+      observer: observerOf(m),
+      source: this.origins.source(o),
+      file: this.origins.file(o),
+      line: this.endLine[s]!,
+      record: undefined,
+      text: undefined,
+      fields: undefined,
+      offset: undefined,
+      bytes: undefined,
+    };
+  }
+
+  endKind(s: number): LeaseEnd | undefined {
+    const b = this.bits[s]!;
+    if ((b & ENDED) === 0) return undefined;
+    if ((b & ENDED_BY_OLD_HANDLE) !== 0) return 'released-by-old-handle';
+    return ((b & END_RECORD) !== 0 ? typeOf(this.events.meta[this.end[s]!]!) : typeOf(this.endMeta[s]!)) as LeaseEnd;
+  }
+
+  grantEvent(s: number, resource: string): LockEvent {
+    const b = this.bits[s]!;
+    const o = this.grantOrigin[s]!;
+    const k = s * 3;
+    const ttl = this.ttl[s]!;
+    return {
+      ts: this.grantTs[s]!,
+      type: 'acquire',
+      resource,
+      ownerId: this.leaseStrs[k + 1],
+      leaseId: this.leaseStrs[k],
+      operationId: this.leaseStrs[k + 2],
+      fenceToken: this.leaseToken(s),
+      // Until a renewal changes it, the lease's ttl is the grant's.
+      ttlMs: (b & GRANT_TTL_KEPT) !== 0 ? this.grantTtls.get(s) : Number.isNaN(ttl) ? undefined : ttl,
+      result: 'granted',
+      observer: OBSERVERS_BY_BITS[b & 3]!,
+      source: this.origins.source(o),
+      file: this.origins.file(o),
+      line: this.grantLine[s]!,
+      record: undefined,
+      text: undefined,
+      fields: undefined,
+    };
+  }
+
+  lastRenewEvent(s: number, resource: string): LockEvent {
+    const b = this.bits[s]!;
+    if ((b & RENEWED) === 0) return this.grantEvent(s, resource);
+    const o = this.renewOrigin[s] === -1 ? this.grantOrigin[s]! : this.renewOrigin[s]!;
+    const k = s * 3;
+    const ttl = this.ttl[s]!;
+    return {
+      ts: this.renewTs[s]!,
+      type: 'keepalive',
+      resource,
+      ownerId: this.leaseStrs[k + 1],
+      leaseId: this.leaseStrs[k],
+      fenceToken: undefined,
+      ttlMs: Number.isNaN(ttl) ? undefined : ttl,
+      result: 'ok',
+      observer: OBSERVERS_BY_BITS[(b >> RENEW_OBSERVER_SHIFT) & 3]!,
+      source: this.origins.source(o),
+      file: this.origins.file(o),
+      line: this.renewLine[s]!,
+      record: undefined,
+      text: undefined,
+      fields: undefined,
+    };
+  }
+
+  renewed(s: number): boolean {
+    return (this.bits[s]! & RENEWED) !== 0;
+  }
+
+  // --- Granted windows -------------------------------------------------------------------------
+
+  private winAlloc(c: number): number {
+    const free = this.winFree[c]!;
+    if (free.length > 0) return free.pop()!;
+    const at = this.winSizes[c]!;
+    const size = 1 << c;
+    this.winSizes[c] = at + size;
+    if (at + size > this.winPools[c]!.length) this.winPools[c] = grownF64(this.winPools[c]!, at + size - 1);
+    return at;
+  }
+
+  /** Add a granted token to the window, unless it is there already. */
+  rememberGrant(id: number, token: bigint): void {
+    const c = this.winClass[id]!;
+    const key = tokenKey(token);
+    if (c === OBJECT_WINDOW || (key === BIG && c !== NO_WINDOW)) {
+      this.rememberInObject(id, c, token);
+      return;
+    }
+    if (c === NO_WINDOW) {
+      if (key === BIG) {
+        this.winClass[id] = OBJECT_WINDOW;
+        this.objectWindows.set(id, [token]);
+        this.winLen[id] = 1;
+        return;
+      }
+      const at = this.winAlloc(0);
+      this.winPools[0]![at] = key;
+      this.winClass[id] = 0;
+      this.winAt[id] = at;
+      this.winLen[id] = 1;
+      return;
+    }
+    const pool = this.winPools[c]!;
+    const at = this.winAt[id]!;
+    const n = this.winLen[id]!;
+    for (let i = 0; i < n; i++) if (pool[at + i] === key) return;
+    if (n < GRANTED_WINDOW) {
+      if (n < 1 << c) pool[at + n] = key;
+      else {
+        // Full: into a block of the next class.
+        const next = this.winAlloc(c + 1);
+        const to = this.winPools[c + 1]!;
+        for (let i = 0; i < n; i++) to[next + i] = this.winPools[c]![at + i]!;
+        to[next + n] = key;
+        this.winFree[c]!.push(at);
+        this.winClass[id] = c + 1;
+        this.winAt[id] = next;
+      }
+      this.winLen[id] = n + 1;
+    } else {
+      // The window is full: replace the oldest.
+      const next = this.winNext[id]!;
+      pool[at + next] = key;
+      this.winNext[id] = (next + 1) % n;
+    }
+  }
+
+  /** A window that holds (or is about to hold) a token that is not exact as a double: an array of numbers and BigInts. */
+  private rememberInObject(id: number, c: number, token: bigint): void {
+    let g = this.objectWindows.get(id);
+    if (g === undefined) {
+      // From the typed block, as numbers.
+      const pool = this.winPools[c]!;
+      const at = this.winAt[id]!;
+      g = [];
+      for (let i = 0; i < this.winLen[id]!; i++) g.push(pool[at + i]!);
+      this.winFree[c]!.push(at);
+      this.winClass[id] = OBJECT_WINDOW;
+      this.objectWindows.set(id, g);
+    }
+    const key = windowKey(token);
+    const n = g.length;
+    for (let i = 0; i < n; i++) if (g[i] === key) return;
+    if (n < GRANTED_WINDOW) {
+      g.push(key);
+      this.winLen[id] = n + 1;
+    } else {
+      const next = this.winNext[id]!;
+      g[next] = key;
+      this.winNext[id] = (next + 1) % n;
+    }
+  }
+
+  /** Was this token granted on this resource, as far as the remembered window tells? */
+  grantStatus(id: number, token: bigint): 'granted' | 'never' | 'unknown' {
+    const c = this.winClass[id]!;
+    if (c === NO_WINDOW) return 'unknown';
+    const n = this.winLen[id]!;
+    const highest = this.highestGranted[id]!;
+    if (c === OBJECT_WINDOW) {
+      const g = this.objectWindows.get(id)!;
+      const key = windowKey(token);
+      for (let i = 0; i < n; i++) if (g[i] === key) return 'granted';
+      if (token > this.leaseToken(highest)!) return 'never';
+      let min = g[0]!;
+      for (let i = 1; i < n; i++) if (g[i]! < min) min = g[i]!;
+      return token > min ? 'never' : 'unknown';
+    }
+    const pool = this.winPools[c]!;
+    const at = this.winAt[id]!;
+    const key = tokenKey(token);
+    if (key !== BIG) for (let i = 0; i < n; i++) if (pool[at + i] === key) return 'granted';
+    // Every token of a typed window is exact as a double, and so is the highest granted.
+    const h = this.token[highest]!;
+    if (key === BIG ? token > 0n : key > h) return 'never';
+    let min = pool[at]!;
+    for (let i = 1; i < n; i++) if (pool[at + i]! < min) min = pool[at + i]!;
+    return key === BIG ? 'unknown' : key > min ? 'never' : 'unknown';
+  }
+
+  /** The window as it was kept before the store: undefined, the one token, or the tokens (numbers up to 2^53 - 1, else BigInts). */
+  grantedTokens(id: number): (number | bigint)[] | bigint | undefined {
+    const c = this.winClass[id]!;
+    if (c === NO_WINDOW) return undefined;
+    const n = this.winLen[id]!;
+    let out: (number | bigint)[];
+    if (c === OBJECT_WINDOW) out = this.objectWindows.get(id)!.slice();
+    else {
+      out = [];
+      for (let i = 0; i < n; i++) out.push(this.winPools[c]![this.winAt[id]! + i]!);
+    }
+    if (n === 1) return typeof out[0] === 'bigint' ? out[0] : BigInt(out[0]!);
+    return out;
+  }
+}
+
+/** A token as the object window keeps it: a number when exact, else the BigInt. */
+function windowKey(token: bigint): number | bigint {
+  const k = tokenKey(token);
+  return k === BIG ? token : k;
+}
+
+/**
+ * One lease on a resource: a view of its slot in the store, made when asked for. Two views of one
+ * lease are two objects: compare leases by `id`. Valid while the timeline keeps the lease (it keeps
+ * the live ones and the MAX_ENDED most recent ended ones, MAX_LEASES at most, and its highest
+ * granted): do not hold one across events.
+ */
+export class Lease {
+  /** Unique in the run: the same lease has the same id in every view of it. */
+  readonly id: number;
+
+  constructor(
+    private readonly store: TimelineStore,
+    /** The lease's slot in the store. */
+    readonly slot: number,
+    private readonly resource: string,
+  ) {
+    this.id = store.serial[slot]!;
+  }
+
+  get leaseId(): string | undefined {
+    return this.store.leaseStrs[this.slot * 3];
+  }
+
+  get ownerId(): string | undefined {
+    return this.store.leaseStrs[this.slot * 3 + 1];
+  }
+
+  get fenceToken(): bigint | undefined {
+    return this.store.leaseToken(this.slot);
+  }
+
+  /** When the lease was granted. */
+  get grantTs(): number {
+    return this.store.grantTs[this.slot]!;
+  }
+
+  /** The lease's ttl (the last one logged, by the grant or a renewal). */
+  get ttlMs(): number | undefined {
+    const t = this.store.ttl[this.slot]!;
+    return Number.isNaN(t) ? undefined : t;
+  }
+
+  /** Time of the grant or the last successful keepalive. */
+  get renewTs(): number {
+    return this.store.renewTs[this.slot]!;
+  }
+
+  /** The event that ended the lease, when one was logged. */
+  get end(): LockEvent | undefined {
+    return this.store.endEvent(this.slot, this.resource);
+  }
+
+  /** Whether an end was logged. */
+  get ended(): boolean {
+    return this.store.hasEnded(this.slot);
+  }
+
+  /** How the lease ended, when an end was logged: the end event's type, or 'released-by-old-handle'. */
+  get endKind(): LeaseEnd | undefined {
+    return this.store.endKind(this.slot);
+  }
+
+  /** The grant as an event (for evidence). */
+  get grant(): LockEvent {
+    return this.store.grantEvent(this.slot, this.resource);
+  }
+
+  /** The grant, or the last successful keepalive rebuilt as an event (for evidence). */
+  get lastRenew(): LockEvent {
+    return this.store.lastRenewEvent(this.slot, this.resource);
+  }
+
+  /** Whether the last renewal was a keepalive (not the grant itself). */
+  get renewedSinceGrant(): boolean {
+    return this.store.renewed(this.slot);
+  }
+
+  /** The lease granted before this one on the resource, when the timeline keeps it. */
+  get older(): Lease | undefined {
+    const o = this.store.older[this.slot]!;
+    return o === -1 ? undefined : new Lease(this.store, o, this.resource);
+  }
+
+  /**
+   * When the lease ended or ends: its logged end, else last renewal + ttl (inferred), else
+   * undefined (no end logged and no ttl known).
+   */
+  endsAt(): number | undefined {
+    const s = this.store;
+    if (s.hasEnded(this.slot)) return s.endTime(this.slot);
+    const ttl = s.ttl[this.slot]!;
+    return Number.isNaN(ttl) ? undefined : s.renewTs[this.slot]! + ttl;
+  }
+
+  /** Not ended by a logged event, and not past its ttl since the last renewal. */
+  liveAt(t: number): boolean {
+    return this.store.liveAt(this.slot, t);
+  }
+}
+
+/**
+ * One resource's state: a view of the store (the engine re-points one view per event; `engine.timeline()`
+ * makes one). `new ResourceTimeline(resource)` makes a resource in a store of its own.
+ */
 export class ResourceTimeline {
-  readonly resource: string;
+  readonly store: TimelineStore;
+  /** The resource's id in the store. */
+  id: number;
+
+  constructor(resource: string);
+  constructor(store: TimelineStore, id: number);
+  constructor(a: string | TimelineStore, id = 0) {
+    if (typeof a === 'string') {
+      this.store = new TimelineStore();
+      this.id = this.store.add(a);
+    } else {
+      this.store = a;
+      this.id = id;
+    }
+  }
+
+  get resource(): string {
+    return this.store.name(this.id);
+  }
+
   /** The most recently granted lease; older ones follow `older`. At most MAX_LEASES in all. */
-  newest: Lease | undefined;
+  get newest(): Lease | undefined {
+    const s = this.store.newest[this.id]!;
+    return s === -1 ? undefined : this.lease(s);
+  }
+
   /** The write that set the highest token the resource accepted (its fenceToken is that token). */
-  highest: LockEvent | undefined;
+  get highest(): LockEvent | undefined {
+    const r = this.store.highest[this.id]!;
+    return r === -1 ? undefined : this.store.events.event(r);
+  }
+
+  /** The highest token the resource accepted. */
+  get highestToken(): bigint | undefined {
+    const r = this.store.highest[this.id]!;
+    return r === -1 ? undefined : this.store.events.fenceToken(r);
+  }
+
   /** The lease of the highest token the authority granted (its fenceToken is that token). */
-  highestGranted: Lease | undefined;
+  get highestGranted(): Lease | undefined {
+    const s = this.store.highestGranted[this.id]!;
+    return s === -1 ? undefined : this.lease(s);
+  }
+
   /**
-   * The last GRANTED_WINDOW distinct granted tokens. While only one token was granted, that
-   * token itself (no array); from the second distinct one, an array of exactly the tokens granted
-   * (copied one longer per new token: no spare slots, and at most GRANTED_WINDOW copies), a ring
-   * once full (see RareFacts.grantedNext).
-   * In the array a token up to 2^53 is kept as a number (8 bytes, no BigInt object), a larger one
-   * as a BigInt; each value has one form only, and comparisons between the two forms are exact.
+   * The last GRANTED_WINDOW distinct granted tokens: undefined, the one token while only one was
+   * granted, else the tokens (numbers when exact, else BigInts). A copy, for inspection.
    */
-  grantedTokens: (number | bigint)[] | bigint | undefined;
+  get grantedTokens(): (number | bigint)[] | bigint | undefined {
+    return this.store.grantedTokens(this.id);
+  }
+
   /** The resource itself logs its write decisions (some write has observer "resource"). */
-  resourceLogsWrites = false;
-  /**
-   * The rules' own per-resource state, one slot per rule that keeps some (the engine gives rules
-   * their slot numbers): slot 0 here, the others in `slots` (slot i at i - 1, the array only as
-   * long as the highest slot held), made when a rule first asks for its slot. Opaque here: the
-   * timeline never reads them.
-   */
-  slot0: unknown = undefined;
-  slots: unknown[] | undefined;
+  get resourceLogsWrites(): boolean {
+    return (this.store.flags[this.id]! & LOGS_WRITES) !== 0;
+  }
 
-  events = 0;
-  accepted = 0;
-  rejectedStaleFence = 0;
-  rejectedOther = 0;
-  withoutToken = 0;
-  findings = 0;
+  get events(): number {
+    return this.store.count(this.id, C_EVENTS);
+  }
+  get accepted(): number {
+    return this.store.count(this.id, C_ACCEPTED);
+  }
+  get rejectedStaleFence(): number {
+    return this.store.count(this.id, C_REJECTED_STALE);
+  }
+  get rejectedOther(): number {
+    return this.store.count(this.id, C_REJECTED_OTHER);
+  }
+  get withoutToken(): number {
+    return this.store.count(this.id, C_WITHOUT_TOKEN);
+  }
+  /** Findings made on the resource (counted by the engine). */
+  get findings(): number {
+    return this.store.count(this.id, C_FINDINGS);
+  }
+  set findings(n: number) {
+    this.store.counts[this.id * COUNTERS + C_FINDINGS] = n;
+  }
+
   /** The rarely used facts, when one has happened (see RareFacts; read through the getters below). */
-  rare: RareFacts | undefined = undefined;
-
-  constructor(resource: string) {
-    this.resource = resource;
+  get rare(): RareFacts | undefined {
+    return this.store.rare.get(this.id);
   }
 
   /** The rarely used facts, allocated on first use. */
   rareFacts(): RareFacts {
-    return (this.rare ??= {
-      errorFindings: 0,
-      staleWrites: 0,
-      staleWritesExplicit: 0,
-      staleWritesAccepted: 0,
-      oldHandleReleases: 0,
-      oldHandleReleasesSucceeded: 0,
-      possibleErrorFindings: 0,
-      firstUncertain: undefined,
-      firstAcceptedStale: undefined,
-      firstNotExplicit: undefined,
-      notExplicitResults: undefined,
-      grantedNext: 0,
-    });
+    let r = this.store.rare.get(this.id);
+    if (r === undefined) {
+      r = {
+        errorFindings: 0,
+        staleWrites: 0,
+        staleWritesExplicit: 0,
+        staleWritesAccepted: 0,
+        oldHandleReleases: 0,
+        oldHandleReleasesSucceeded: 0,
+        possibleErrorFindings: 0,
+        firstUncertain: undefined,
+        firstAcceptedStale: undefined,
+        firstNotExplicit: undefined,
+        notExplicitResults: undefined,
+      };
+      this.store.rare.set(this.id, r);
+    }
+    return r;
   }
 
   /** Error findings that are definite or likely (these make the resource violated). */
@@ -349,24 +867,36 @@ export class ResourceTimeline {
     return lease.liveAt(t);
   }
 
-  /** The leases kept, oldest first (a copy, for inspection; the engine walks `newest`/`older`). */
+  private lease(s: number): Lease {
+    return new Lease(this.store, s, this.store.name(this.id));
+  }
+
+  /** The leases kept, oldest first (a copy, for inspection). */
   get leases(): Lease[] {
     const out: Lease[] = [];
-    for (let l = this.newest; l !== undefined; l = l.older) out.unshift(l);
+    const older = this.store.older;
+    for (let s = this.store.newest[this.id]!; s !== -1; s = older[s]!) out.unshift(this.lease(s));
     return out;
   }
 
   /** The current holder at time t: the most recently granted lease live at t (other than those `skip` names). */
   holder(t: number, skip?: (lease: Lease) => boolean): Lease | undefined {
-    for (let l = this.newest; l !== undefined; l = l.older) if (l.liveAt(t) && (skip === undefined || !skip(l))) return l;
-    return undefined;
+    const s = this.holderSlot(t, skip);
+    return s === -1 ? undefined : this.lease(s);
+  }
+
+  private holderSlot(t: number, skip?: (lease: Lease) => boolean): number {
+    const store = this.store;
+    const older = store.older;
+    for (let s = store.newest[this.id]!; s !== -1; s = older[s]!) if (store.liveAt(s, t) && (skip === undefined || !skip(this.lease(s)))) return s;
+    return -1;
   }
 
   /** Whether a granted acquire only renews a live lease (the same grant logged again) rather than starting one. */
   renewsLease(grant: LockEvent): boolean {
     if (grant.leaseId === undefined) return false;
-    const existing = this.findLease(grant);
-    return existing !== undefined && existing.end === undefined && existing.fenceToken === grant.fenceToken;
+    const s = this.findSlot(grant);
+    return s !== -1 && !this.store.hasEnded(s) && this.store.sameToken(s, grant.fenceToken);
   }
 
   /** The leases an expire, revoke or release will end when it is applied, with how (none for other events). */
@@ -375,57 +905,91 @@ export class ResourceTimeline {
     switch (ev.type) {
       case 'expire':
       case 'revoke': {
-        const l = this.findLease(ev) ?? (hasHandle(ev) ? undefined : this.holder(ev.ts));
-        if (l !== undefined && l.end === undefined) out.push({ lease: l, kind: ev.type });
+        const s = this.expirySlot(ev);
+        if (s !== -1) out.push({ lease: this.lease(s), kind: ev.type });
         break;
       }
       case 'release':
-        if (ev.result === 'released') return this.releaseEndings(ev, this.isOldHandleRelease(ev));
+        if (ev.result === 'released') {
+          const victim = this.oldHandleSlot(ev);
+          if (victim !== -1) out.push({ lease: this.lease(victim), kind: 'released-by-old-handle' });
+          const own = this.ownReleaseSlot(ev, victim);
+          if (own !== -1) out.push({ lease: this.lease(own), kind: 'release' });
+        }
         break;
     }
     return out;
   }
 
-  /** What a successful release ends, given the holder it removes as an old handle (if any). */
-  private releaseEndings(ev: LockEvent, victim: Lease | undefined): { lease: Lease; kind: LeaseEnd }[] {
-    const out: { lease: Lease; kind: LeaseEnd }[] = [];
-    // The authority removed the name: the current holder lost its lock to an old handle.
-    if (victim !== undefined) out.push({ lease: victim, kind: 'released-by-old-handle' });
-    const own = this.findLease(ev);
-    if (own !== undefined && own.end === undefined && own !== victim) out.push({ lease: own, kind: 'release' });
-    return out;
+  /** The lease an expire or revoke ends (-1 for none). */
+  private expirySlot(ev: LockEvent): number {
+    const s = this.findSlot(ev);
+    const l = s !== -1 ? s : hasHandle(ev) ? -1 : this.holderSlot(ev.ts);
+    return l !== -1 && !this.store.hasEnded(l) ? l : -1;
+  }
+
+  /** The releaser's own lease a successful release ends, other than the old-handle victim (-1 for none). */
+  private ownReleaseSlot(ev: LockEvent, victim: number): number {
+    const own = this.findSlot(ev);
+    return own !== -1 && !this.store.hasEnded(own) && own !== victim ? own : -1;
   }
 
   /** The lease an event refers to: by leaseId, else by fenceToken, else the owner's latest lease. */
-  findLease(ev: LockEvent): Lease | undefined {
+  findLease(ev: Handle): Lease | undefined {
+    const s = this.findSlot(ev);
+    return s === -1 ? undefined : this.lease(s);
+  }
+
+  private findSlot(ev: Handle): number {
     const { leaseId, fenceToken, ownerId } = ev;
+    const store = this.store;
+    const older = store.older;
+    const strs = store.leaseStrs;
+    const first = store.newest[this.id]!;
     if (leaseId !== undefined) {
-      for (let l = this.newest; l !== undefined; l = l.older) if (l.leaseId === leaseId) return l;
-      return undefined;
+      for (let s = first; s !== -1; s = older[s]!) if (strs[s * 3] === leaseId) return s;
+      return -1;
     }
     if (fenceToken !== undefined) {
-      for (let l = this.newest; l !== undefined; l = l.older) if (l.fenceToken === fenceToken) return l;
-      return undefined;
+      const key = tokenKey(fenceToken);
+      const tokens = store.token;
+      for (let s = first; s !== -1; s = older[s]!) if (tokens[s] === key && (key !== BIG || store.leaseToken(s) === fenceToken)) return s;
+      return -1;
     }
     if (ownerId !== undefined) {
-      for (let l = this.newest; l !== undefined; l = l.older) if (l.ownerId === ownerId) return l;
+      for (let s = first; s !== -1; s = older[s]!) if (strs[s * 3 + 1] === ownerId) return s;
     }
-    return undefined;
+    return -1;
   }
 
   /** Whether a write counts as the resource's own decision (see README "Observers"). */
   isDecision(write: LockEvent): boolean {
-    return write.observer !== 'worker' || !this.resourceLogsWrites;
+    return write.observer !== 'worker' || (this.store.flags[this.id]! & LOGS_WRITES) === 0;
   }
 
   staleness(write: LockEvent): Staleness {
     const token = write.fenceToken;
     if (token === undefined) return 'untokened';
-    const h = this.highest;
-    if (h === undefined || token > h.fenceToken!) return 'fresh';
-    if (token < h.fenceToken!) return 'stale';
+    const h = this.store.highest[this.id]!;
+    if (h === -1) return 'fresh';
+    const events = this.store.events;
+    const hk = events.token[h]!;
+    const key = tokenKey(token);
+    if (hk !== BIG && key !== BIG) {
+      if (key > hk) return 'fresh';
+      if (key < hk) return 'stale';
+    } else {
+      const ht = events.fenceToken(h)!;
+      if (token > ht) return 'fresh';
+      if (token < ht) return 'stale';
+    }
     // Equal tokens: the token cannot tell the holders apart, so compare the lease, else the owner.
-    return sameHolder(write, h) === false ? 'equal-other-handle' : 'equal-same-handle';
+    const hLease = events.leaseId(h);
+    const hOwner = events.ownerId(h);
+    let same: boolean | undefined;
+    if (write.leaseId !== undefined && hLease !== undefined) same = write.leaseId === hLease;
+    else if (write.ownerId !== undefined && hOwner !== undefined) same = write.ownerId === hOwner;
+    return same === false ? 'equal-other-handle' : 'equal-same-handle';
   }
 
   /**
@@ -433,55 +997,67 @@ export class ResourceTimeline {
    * and another lease holds the resource. Returns the holder it would remove.
    */
   isOldHandleRelease(release: LockEvent): Lease | undefined {
-    const holder = this.holder(release.ts);
-    if (holder === undefined || sameHandle(release, holder) !== false) return undefined;
-    const own = this.findLease(release);
-    if (own !== undefined && own !== holder && ResourceTimeline.liveAt(own, release.ts)) return undefined;
+    const s = this.oldHandleSlot(release);
+    return s === -1 ? undefined : this.lease(s);
+  }
+
+  private oldHandleSlot(release: LockEvent): number {
+    const holder = this.holderSlot(release.ts);
+    if (holder === -1 || this.sameHandleAs(release, holder) !== false) return -1;
+    const own = this.findSlot(release);
+    if (own !== -1 && own !== holder && this.store.liveAt(own, release.ts)) return -1;
     return holder;
+  }
+
+  /** sameHandle() of an event and a lease. */
+  private sameHandleAs(a: Handle, s: number): boolean | undefined {
+    const store = this.store;
+    const leaseId = store.leaseId(s);
+    if (a.leaseId !== undefined && leaseId !== undefined) return a.leaseId === leaseId;
+    if (a.fenceToken !== undefined && !Number.isNaN(store.token[s]!)) return store.sameToken(s, a.fenceToken);
+    const ownerId = store.ownerId(s);
+    if (a.ownerId !== undefined && ownerId !== undefined) return a.ownerId === ownerId;
+    return undefined;
   }
 
   /** Was this token granted on this resource, as far as the remembered window tells? */
   grantStatus(token: bigint): 'granted' | 'never' | 'unknown' {
-    const granted = this.grantedTokens;
-    if (granted === undefined) return 'unknown';
-    if (typeof granted === 'bigint') {
-      // One token granted so far: it is also the highest granted, and the window's minimum.
-      if (token === granted) return 'granted';
-      return token > granted ? 'never' : 'unknown';
-    }
-    const n = granted.length;
-    const key = windowKey(token);
-    for (let i = 0; i < n; i++) if (granted[i] === key) return 'granted';
-    if (token > this.highestGranted!.fenceToken!) return 'never';
-    let min = granted[0]!;
-    for (let i = 1; i < n; i++) if (granted[i]! < min) min = granted[i]!;
-    return token > min ? 'never' : 'unknown';
+    return this.store.grantStatus(this.id, token);
   }
 
   /** Fold an event into the state. Called after the rules have seen it. */
   apply(ev: LockEvent): void {
-    this.events++;
+    const store = this.store;
+    const id = this.id;
+    store.counts[id * COUNTERS + C_EVENTS]!++;
     switch (ev.type) {
       case 'acquire':
         if (ev.result === 'granted') this.grant(ev);
         break;
       case 'keepalive': {
-        const l = this.findLease(ev);
-        if (l !== undefined && ev.result === 'ok' && l.end === undefined) l.renew(ev);
+        const s = this.findSlot(ev);
+        if (s !== -1 && ev.result === 'ok' && !store.hasEnded(s)) store.renew(s, ev);
         break;
       }
       case 'expire':
-      case 'revoke':
-        for (const { lease, kind } of this.endingsOf(ev)) this.end(lease, ev, kind);
+      case 'revoke': {
+        const s = this.expirySlot(ev);
+        if (s !== -1) store.endLease(s, this.resource, ev, ev.type);
         break;
+      }
       case 'release': {
-        const victim = this.isOldHandleRelease(ev);
-        if (victim !== undefined) {
+        const victim = this.oldHandleSlot(ev);
+        if (victim !== -1) {
           const rare = this.rareFacts();
           rare.oldHandleReleases++;
           if (ev.result === 'released') rare.oldHandleReleasesSucceeded++;
         }
-        if (ev.result === 'released') for (const { lease, kind } of this.releaseEndings(ev, victim)) this.end(lease, ev, kind);
+        if (ev.result === 'released') {
+          // The own lease is judged before the victim is ended (as endingsOf() tells them).
+          const own = this.ownReleaseSlot(ev, victim);
+          if (victim !== -1) store.endLease(victim, this.resource, ev, 'released-by-old-handle');
+          if (own !== -1) store.endLease(own, this.resource, ev, 'release');
+        }
         break;
       }
       case 'write':
@@ -490,37 +1066,36 @@ export class ResourceTimeline {
     }
   }
 
-  private end(lease: Lease, ev: LockEvent, kind: LeaseEnd): void {
-    lease.ended(keep(ev, { resource: this.resource, leaseId: lease.leaseId, ownerId: lease.ownerId, fenceToken: lease.fenceToken }), kind);
-    // After its owner released it, the lease's last renewal is no longer evidence of anything.
-    if (kind === 'release') lease.forgetRenewals();
-  }
-
   private grant(ev: LockEvent): void {
+    const store = this.store;
+    const id = this.id;
     const token = ev.fenceToken;
     // The grant of a new highest token always starts a new lease (a grant logged again has its lease's token).
     let highest = false;
     if (token !== undefined) {
-      highest = this.highestGranted === undefined || token > this.highestGranted.fenceToken!;
-      this.rememberGrant(token);
+      const hg = store.highestGranted[id]!;
+      highest = hg === -1 || token > store.leaseToken(hg)!;
+      store.rememberGrant(id, token);
     }
     if (this.renewsLease(ev)) {
-      this.findLease(ev)!.renew(ev);
+      store.renew(this.findSlot(ev), ev);
       return;
     }
-    const lease = new Lease(ev, this.resource);
-    if (highest) this.highestGranted = lease;
-    lease.older = this.newest;
-    this.newest = lease;
+    const lease = store.newLease(ev);
+    store.bits[lease]! |= IN_LIST;
+    if (highest) store.setHighestGranted(id, lease);
+    const older = store.older;
+    older[lease] = store.newest[id]!;
+    store.newest[id] = lease;
     // Keep every live lease and the MAX_ENDED most recent ended ones, the newest MAX_LEASES at most.
     let ended = 0;
     let count = 1;
     let prev = lease;
-    for (let l = lease.older; l !== undefined; ) {
-      const next: Lease | undefined = l.older;
-      if (count >= MAX_LEASES || (l.end !== undefined && ++ended > MAX_ENDED)) {
-        prev.older = next;
-        l.older = undefined;
+    for (let l = older[lease]!; l !== -1; ) {
+      const next = older[l]!;
+      if (count >= MAX_LEASES || (store.hasEnded(l) && ++ended > MAX_ENDED)) {
+        older[prev] = next;
+        store.unlist(l);
       } else {
         count++;
         prev = l;
@@ -529,75 +1104,44 @@ export class ResourceTimeline {
     }
   }
 
-  /** Add a granted token to the window, unless it is there already. */
-  private rememberGrant(token: bigint): void {
-    const g = this.grantedTokens;
-    if (g === undefined) {
-      // The first token: kept as it is (the lease holds the same BigInt), no array yet.
-      this.grantedTokens = token;
-      return;
-    }
-    const key = windowKey(token);
-    if (typeof g === 'bigint') {
-      if (g === token) return;
-      this.grantedTokens = [windowKey(g), key];
-      return;
-    }
-    const n = g.length;
-    for (let i = 0; i < n; i++) if (g[i] === key) return;
-    if (n < GRANTED_WINDOW) {
-      const window = new Array<number | bigint>(n + 1);
-      for (let i = 0; i < n; i++) window[i] = g[i]!;
-      window[n] = key;
-      this.grantedTokens = window;
-    } else {
-      // The window is full: replace the oldest.
-      const rare = this.rareFacts();
-      g[rare.grantedNext] = key;
-      rare.grantedNext = (rare.grantedNext + 1) % n;
-    }
-  }
-
   private write(ev: LockEvent): void {
-    if (ev.observer === 'resource') this.resourceLogsWrites = true;
+    const store = this.store;
+    const id = this.id;
+    if (ev.observer === 'resource') store.flags[id]! |= LOGS_WRITES;
     if (!this.isDecision(ev)) return;
     const staleness = this.staleness(ev);
     const stale = staleness === 'stale' || staleness === 'equal-other-handle';
     const rare = stale ? this.rareFacts() : undefined;
     if (rare !== undefined) rare.staleWrites++;
+    const c = id * COUNTERS;
     switch (ev.result) {
       case 'accepted':
-        this.accepted++;
-        if (staleness === 'untokened') this.withoutToken++;
+        store.counts[c + C_ACCEPTED]!++;
+        if (staleness === 'untokened') store.counts[c + C_WITHOUT_TOKEN]!++;
         else if (rare !== undefined) {
           rare.staleWritesAccepted++;
-          rare.firstAcceptedStale ??= { token: ev.fenceToken, highest: this.highest?.fenceToken };
-        }
-        else if (staleness === 'fresh') {
-          const lease = this.findLease(ev);
-          this.highest = keep(ev, lease === undefined ? this : { resource: this.resource, leaseId: lease.leaseId, ownerId: lease.ownerId, fenceToken: lease.fenceToken });
+          rare.firstAcceptedStale ??= { token: ev.fenceToken, highest: this.highestToken };
+        } else if (staleness === 'fresh') {
+          const s = this.findSlot(ev);
+          const events = store.events;
+          const old = store.highest[id]!;
+          store.highest[id] = events.put(ev, s === -1 ? { resource: this.resource } : { resource: this.resource, leaseId: store.leaseId(s), ownerId: store.ownerId(s) });
+          if (old !== -1) events.free(old);
         }
         break;
       case 'rejected-stale-fence':
-        this.rejectedStaleFence++;
+        store.counts[c + C_REJECTED_STALE]!++;
         if (rare !== undefined) rare.staleWritesExplicit++;
         break;
       default:
-        this.rejectedOther++;
+        store.counts[c + C_REJECTED_OTHER]!++;
         if (rare !== undefined) {
-          rare.firstNotExplicit ??= { token: ev.fenceToken, highest: this.highest?.fenceToken, result: ev.result };
-          (rare.notExplicitResults ??= new Set()).add(detach(ev.result));
+          rare.firstNotExplicit ??= { token: ev.fenceToken, highest: this.highestToken, result: ev.result };
+          (rare.notExplicitResults ??= new Set()).add(keptString(ev.result, false));
         }
         break;
     }
   }
-}
-
-const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
-
-/** A token as the granted window keeps it: a number when exact, else the BigInt. */
-function windowKey(token: bigint): number | bigint {
-  return token <= MAX_EXACT ? Number(token) : token;
 }
 
 function hasHandle(ev: LockEvent): boolean {
