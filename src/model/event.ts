@@ -67,6 +67,36 @@ export interface LockEvent {
   readonly bytes?: number;
 }
 
+/**
+ * A LockEvent that state keeps or builds (keep()'s copies; a kept record, a lease's grant,
+ * renewal or end built back, timeline/). A class of its own, so that these objects never share
+ * hidden classes with the events the readers make: their fields hold other kinds of values
+ * (`undefined` where a reader's event holds a number), and sharing would make V8 change the
+ * readers' shapes and deoptimise every function that takes events.
+ */
+export class KeptEvent implements LockEvent {
+  readonly record: undefined = undefined;
+  constructor(
+    readonly ts: number,
+    readonly type: EventType,
+    readonly resource: string,
+    readonly ownerId: string | undefined,
+    readonly leaseId: string | undefined,
+    readonly operationId: string | undefined,
+    readonly fenceToken: bigint | undefined,
+    readonly ttlMs: number | undefined,
+    readonly result: string,
+    readonly observer: Observer,
+    readonly source: string,
+    readonly file: string,
+    readonly line: number,
+    readonly text: string | undefined = undefined,
+    readonly fields: Readonly<Record<string, unknown>> | undefined = undefined,
+    readonly offset: number | undefined = undefined,
+    readonly bytes: number | undefined = undefined,
+  ) {}
+}
+
 /** Reads an input's line back by reference: its text, or why it cannot be shown. */
 export type LineReader = (file: string, offset: number, bytes: number) => string | { readonly unavailable: string };
 
@@ -140,30 +170,27 @@ export interface Shared {
 export function keep(ev: LockEvent, shared?: Shared): LockEvent {
   const { text, fields, offset, bytes } = keptDisplay(ev);
   const s = shared;
-  // An event by reference that holds neither its line nor a record (the byte path's, or a kept
-  // write) has strings of its own already: nothing to detach them from.
-  const own = ev.offset !== undefined && ev.text === undefined && ev.record === undefined;
-  return {
-    ts: ev.ts,
-    type: ev.type,
-    resource: s !== undefined && s.resource === ev.resource ? s.resource : keptString(ev.resource, own),
-    ownerId: s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : keptOpt(ev.ownerId, own),
-    leaseId: s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : keptOpt(ev.leaseId, own),
-    operationId: keptOpt(ev.operationId, own),
-    fenceToken: s !== undefined && ev.fenceToken !== undefined && s.fenceToken === ev.fenceToken ? s.fenceToken : ev.fenceToken,
-    ttlMs: ev.ttlMs,
-    result: keptString(ev.result, own),
-    observer: ev.observer,
+  const own = ownStrings(ev);
+  return new KeptEvent(
+    ev.ts,
+    ev.type,
+    s !== undefined && s.resource === ev.resource ? s.resource : keptString(ev.resource, own),
+    s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : keptOpt(ev.ownerId, own),
+    s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : keptOpt(ev.leaseId, own),
+    keptOpt(ev.operationId, own),
+    s !== undefined && ev.fenceToken !== undefined && s.fenceToken === ev.fenceToken ? s.fenceToken : ev.fenceToken,
+    ev.ttlMs,
+    keptString(ev.result, own),
+    ev.observer,
     // The input's name (the default source) is no slice of a line either.
-    source: own ? ev.source : ev.source === ev.file ? ev.file : detach(ev.source),
-    file: ev.file,
-    line: ev.line,
-    record: undefined,
+    own ? ev.source : ev.source === ev.file ? ev.file : detach(ev.source),
+    ev.file,
+    ev.line,
     text,
     fields,
     offset,
     bytes,
-  };
+  );
 }
 
 /**
@@ -179,6 +206,14 @@ export function keptDisplay(ev: LockEvent): { text?: string; fields?: Readonly<R
   if (ev.text !== undefined && ev.text.length > MAX_KEPT_LINE) return { fields: displayFields(JSON.parse(ev.text) as Record<string, unknown>) };
   if (ev.text !== undefined) return { text: ev.text };
   return { fields: ev.fields };
+}
+
+/**
+ * Whether the event's strings are its own: an event by reference that holds neither its line nor a
+ * record (the byte path's, or a kept write) has no line to detach them from.
+ */
+export function ownStrings(ev: LockEvent): boolean {
+  return ev.offset !== undefined && ev.text === undefined && ev.record === undefined;
 }
 
 /** A string as kept state holds it: as it is when the event's strings are its own (`own`), else detached from its line. */

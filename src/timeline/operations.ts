@@ -113,7 +113,7 @@ export class OperationIndex {
     if (this.accepted[s] !== -1) this.events.free(this.accepted[s]!);
     this.accepted[s] = -1;
     for (let v = this.firstView[s]!; v !== -1; ) {
-      const next = this.events.next[v]!;
+      const next = this.events.next(v);
       this.events.free(v);
       v = next;
     }
@@ -131,14 +131,14 @@ export class OperationIndex {
   addView(s: number, view: LockEvent): boolean {
     const n = this.viewCount[s]!;
     if (n >= MAX_VIEWS) return false;
-    const r = this.events.put(view);
-    const next = this.events.next;
-    next[r] = -1;
+    const events = this.events;
+    const r = events.put(view);
+    events.setNext(r, -1);
     if (n === 0) this.firstView[s] = r;
     else {
       let last = this.firstView[s]!;
-      while (next[last] !== -1) last = next[last]!;
-      next[last] = r;
+      while (events.next(last) !== -1) last = events.next(last);
+      events.setNext(last, r);
     }
     this.viewCount[s] = n + 1;
     return true;
@@ -159,7 +159,7 @@ export class OperationIndex {
   viewsAt(s: number): readonly LockEvent[] {
     if (this.viewCount[s] === 0) return NONE;
     const out: LockEvent[] = [];
-    for (let v = this.firstView[s]!; v !== -1; v = this.events.next[v]!) out.push(this.events.event(v));
+    for (let v = this.firstView[s]!; v !== -1; v = this.events.next(v)) out.push(this.events.event(v));
     return out;
   }
 

@@ -4,9 +4,14 @@
  * from as reference-counted ids. State holds small integers into these; a record is built into a
  * LockEvent only when a rule or a finding asks for it (as evidence, rarely).
  */
-import { EVENT_TYPES, OBSERVERS, keptDisplay, keptString, type EventType, type LockEvent, type Observer } from '../model/event.js';
+import { EVENT_TYPES, KeptEvent, OBSERVERS, keptDisplay, keptString, ownStrings, type EventType, type LockEvent, type Observer } from '../model/event.js';
 
-/** A typed array `a` with room for index `need`, grown by half again (new slots filled with `fill`). */
+/**
+ * A typed array `a` with room for index `need`: the same array, or a copy of it twice as long (new
+ * slots filled with `fill`). Doubling keeps the copies few; the part not used yet costs address
+ * space, not memory, once an array is large (the allocator maps it, and the system gives a page only
+ * when it is first written).
+ */
 export function grownF64(a: Float64Array<ArrayBuffer>, need: number, fill = 0): Float64Array<ArrayBuffer> {
   if (need < a.length) return a;
   const b = new Float64Array(capacityFor(a.length, need));
@@ -23,30 +28,9 @@ export function grownI32(a: Int32Array<ArrayBuffer>, need: number, fill = 0): In
   return b;
 }
 
-export function grownU32(a: Uint32Array<ArrayBuffer>, need: number): Uint32Array<ArrayBuffer> {
-  if (need < a.length) return a;
-  const b = new Uint32Array(capacityFor(a.length, need));
-  b.set(a);
-  return b;
-}
-
-export function grownU16(a: Uint16Array<ArrayBuffer>, need: number): Uint16Array<ArrayBuffer> {
-  if (need < a.length) return a;
-  const b = new Uint16Array(capacityFor(a.length, need));
-  b.set(a);
-  return b;
-}
-
-export function grownU8(a: Uint8Array<ArrayBuffer>, need: number): Uint8Array<ArrayBuffer> {
-  if (need < a.length) return a;
-  const b = new Uint8Array(capacityFor(a.length, need));
-  b.set(a);
-  return b;
-}
-
-/** Capacity for index `need`: half as much again as now (not double: a grown column is mostly used), at least 64. */
-export function capacityFor(now: number, need: number): number {
-  return Math.max(64, need + 1, Math.floor(now * 1.5));
+/** Capacity for index `need`: twice as much as now, at least 256. */
+function capacityFor(now: number, need: number): number {
+  return Math.max(256, need + 1, now * 2);
 }
 
 // --- Tokens --------------------------------------------------------------------------------------
@@ -182,24 +166,33 @@ export interface SharedStrings {
   readonly ownerId?: string;
 }
 
+// Kept-event records: doubles at stride EF, integers at stride EI (a record's numbers are together).
+const EF = 5;
+const E_TS = 0;
+const E_TOKEN = 1;
+const E_TTL = 2;
+const E_LINE = 3;
+const E_OFFSET = 4;
+const EI = 4;
+const E_BYTES = 0;
+const E_ORIGIN = 1;
+/** The holder's list link, or the free list's. */
+const E_NEXT = 2;
+/** packMeta (bits 0-8) and the count of holders (from bit 9). */
+const E_META = 3;
+const META_BITS = 0x1ff;
+const REF = 1 << 9;
+
 /**
  * Kept events, one record each in typed arrays: what keep() would copy, field for field, and the
  * same LockEvent when built back (`event()`). Records are allocated and freed by the state that
- * holds them (a free list); `next` links records into short lists for their holder.
+ * holds them (a free list), and counted: the same event kept twice in a row (by the operation
+ * index, then as its resource's highest write) is one record. `next` links records into short
+ * lists for their holder.
  */
 export class EventPool {
-  ts = new Float64Array(0);
-  token = new Float64Array(0);
-  ttl = new Float64Array(0);
-  line = new Float64Array(0);
-  offset = new Float64Array(0);
-  bytes = new Int32Array(0);
-  origin = new Int32Array(0);
-  meta = new Uint16Array(0);
-  /** A list link for the holder (views of an operation, pending writes), -1 at the end; the free list when free. */
-  next = new Int32Array(0);
-  /** Holders of each record (put() of the event just put again shares its record). */
-  private refs = new Int32Array(0);
+  private f = new Float64Array(0);
+  private i = new Int32Array(0);
   /** Four strings a record: resource, ownerId, leaseId, operationId. */
   private strs: (string | undefined)[] = [];
   /** A kept write's text or display fields (undefined for most: by reference). */
@@ -209,7 +202,7 @@ export class EventPool {
   private readonly odd = new Map<number, { type: string; observer: string; result: string }>();
   private freeHead = -1;
   private size = 0;
-  /** The event put last and its record: the same event kept twice in a row (by the operation index, then as the highest write) is one record. */
+  /** The event put last and its record. */
   private lastEvent: LockEvent | undefined;
   private lastRecord = -1;
   /** Records held. */
@@ -217,53 +210,43 @@ export class EventPool {
 
   constructor(readonly origins: Origins = new Origins()) {}
 
-  private grow(need: number): void {
-    if (need < this.ts.length) return;
-    this.ts = grownF64(this.ts, need);
-    this.token = grownF64(this.token, need);
-    this.ttl = grownF64(this.ttl, need);
-    this.line = grownF64(this.line, need);
-    this.offset = grownF64(this.offset, need);
-    this.bytes = grownI32(this.bytes, need);
-    this.origin = grownI32(this.origin, need);
-    this.meta = grownU16(this.meta, need);
-    this.next = grownI32(this.next, need);
-    this.refs = grownI32(this.refs, need);
-  }
-
   /** Keep a copy of `ev` (as keep() would make it); returns its record. */
   put(ev: LockEvent, shared?: SharedStrings): number {
     if (ev === this.lastEvent) {
-      this.refs[this.lastRecord]!++;
+      this.i[this.lastRecord * EI + E_META]! += REF;
       return this.lastRecord;
     }
     let r = this.freeHead;
-    if (r !== -1) this.freeHead = this.next[r]!;
+    if (r !== -1) this.freeHead = this.i[r * EI + E_NEXT]!;
     else {
       r = this.size++;
-      this.grow(r);
+      this.f = grownF64(this.f, (r + 1) * EF - 1);
+      this.i = grownI32(this.i, (r + 1) * EI - 1);
     }
     this.live++;
-    this.refs[r] = 1;
     this.lastEvent = ev;
     this.lastRecord = r;
-    this.ts[r] = ev.ts;
+    const f = this.f;
+    const i = this.i;
+    const fo = r * EF;
+    const io = r * EI;
+    f[fo + E_TS] = ev.ts;
     const t = tokenKey(ev.fenceToken);
-    this.token[r] = t;
+    f[fo + E_TOKEN] = t;
     if (t === BIG) this.bigs.set(r, ev.fenceToken!);
-    this.ttl[r] = ev.ttlMs === undefined ? NONE : ev.ttlMs;
-    this.line[r] = ev.line;
-    this.origin[r] = this.origins.ref(ev.file, ev.source);
+    f[fo + E_TTL] = ev.ttlMs === undefined ? NONE : ev.ttlMs;
+    f[fo + E_LINE] = ev.line;
+    i[io + E_ORIGIN] = this.origins.ref(ev.file, ev.source);
     const meta = packMeta(ev.type, ev.observer, ev.result);
-    this.meta[r] = meta;
+    i[io + E_META] = meta | REF;
     if (!metaExact(meta)) this.odd.set(r, { type: ev.type, observer: keptString(ev.observer, false), result: keptString(ev.result, false) });
-    this.next[r] = -1;
+    i[io + E_NEXT] = -1;
     const d = keptDisplay(ev);
-    this.offset[r] = d.offset === undefined ? NONE : d.offset;
-    this.bytes[r] = d.bytes === undefined ? -1 : d.bytes;
+    f[fo + E_OFFSET] = d.offset === undefined ? NONE : d.offset;
+    i[io + E_BYTES] = d.bytes === undefined ? -1 : d.bytes;
     this.extra[r] = d.text ?? d.fields;
     // Strings of an event by reference that holds neither its line nor a record are its own (see keep()).
-    const own = ev.offset !== undefined && ev.text === undefined && ev.record === undefined;
+    const own = ownStrings(ev);
     const s = shared;
     const k = r * 4;
     const strs = this.strs;
@@ -276,27 +259,54 @@ export class EventPool {
 
   /** Let a record go (once its last holder does). */
   free(r: number): void {
-    if (--this.refs[r]! > 0) return;
+    const io = r * EI;
+    const i = this.i;
+    i[io + E_META]! -= REF;
+    if (i[io + E_META]! >= REF) return;
     if (r === this.lastRecord) {
       this.lastEvent = undefined;
       this.lastRecord = -1;
     }
     this.live--;
-    this.origins.unref(this.origin[r]!);
-    if (this.token[r] === BIG) this.bigs.delete(r);
-    if (!metaExact(this.meta[r]!)) this.odd.delete(r);
+    this.origins.unref(i[io + E_ORIGIN]!);
+    if (this.f[r * EF + E_TOKEN] === BIG) this.bigs.delete(r);
+    if (!metaExact(i[io + E_META]!)) this.odd.delete(r);
     const k = r * 4;
     const strs = this.strs;
     strs[k] = strs[k + 1] = strs[k + 2] = strs[k + 3] = undefined;
     this.extra[r] = undefined;
-    this.next[r] = this.freeHead;
+    i[io + E_NEXT] = this.freeHead;
     this.freeHead = r;
+  }
+
+  /** The record after r in its holder's list (-1 at the end). */
+  next(r: number): number {
+    return this.i[r * EI + E_NEXT]!;
+  }
+
+  setNext(r: number, next: number): void {
+    this.i[r * EI + E_NEXT] = next;
+  }
+
+  ts(r: number): number {
+    return this.f[r * EF + E_TS]!;
+  }
+
+  /** The token as a double (BIG when it is not exact as one, NONE for none). */
+  tokenKey(r: number): number {
+    return this.f[r * EF + E_TOKEN]!;
   }
 
   /** The record's token (undefined when none). */
   fenceToken(r: number): bigint | undefined {
-    const t = this.token[r]!;
+    const t = this.f[r * EF + E_TOKEN]!;
     return t === BIG ? this.bigs.get(r)! : Number.isNaN(t) ? undefined : tokenOfKey(t);
+  }
+
+  /** The record's event type. */
+  type(r: number): EventType {
+    const m = this.i[r * EI + E_META]!;
+    return (m & 7) === 7 ? (this.odd.get(r)!.type as EventType) : typeOf(m);
   }
 
   ownerId(r: number): string | undefined {
@@ -307,48 +317,38 @@ export class EventPool {
     return this.strs[r * 4 + 2];
   }
 
-  operationId(r: number): string | undefined {
-    return this.strs[r * 4 + 3];
-  }
-
-  result(r: number): string {
-    const m = this.meta[r]!;
-    return ((m >> 5) & 15) === OTHER ? this.odd.get(r)!.result : resultOf(m);
-  }
-
-  source(r: number): string {
-    return this.origins.source(this.origin[r]!);
-  }
-
   /** The kept event, built (a new object each time: callers that compare events by identity keep one). */
   event(r: number): LockEvent {
-    const m = this.meta[r]!;
+    const f = this.f;
+    const fo = r * EF;
+    const io = r * EI;
+    const m = this.i[io + E_META]! & META_BITS;
     const odd = metaExact(m) ? undefined : this.odd.get(r);
     const k = r * 4;
     const strs = this.strs;
     const extra = this.extra[r];
-    const ttl = this.ttl[r]!;
-    const offset = this.offset[r]!;
-    const o = this.origin[r]!;
-    return {
-      ts: this.ts[r]!,
-      type: odd !== undefined && (m & 7) === 7 ? (odd.type as EventType) : typeOf(m),
-      resource: strs[k]!,
-      ownerId: strs[k + 1],
-      leaseId: strs[k + 2],
-      operationId: strs[k + 3],
-      fenceToken: this.fenceToken(r),
-      ttlMs: Number.isNaN(ttl) ? undefined : ttl,
-      result: odd !== undefined && ((m >> 5) & 15) === OTHER ? odd.result : resultOf(m),
-      observer: odd !== undefined && ((m >> 3) & 3) === 3 ? (odd.observer as Observer) : observerOf(m),
-      source: this.origins.source(o),
-      file: this.origins.file(o),
-      line: this.line[r]!,
-      record: undefined,
-      text: typeof extra === 'string' ? extra : undefined,
-      fields: typeof extra === 'object' ? extra : undefined,
-      offset: Number.isNaN(offset) ? undefined : offset,
-      bytes: this.bytes[r] === -1 ? undefined : this.bytes[r],
-    };
+    const ttl = f[fo + E_TTL]!;
+    const offset = f[fo + E_OFFSET]!;
+    const bytes = this.i[io + E_BYTES]!;
+    const o = this.i[io + E_ORIGIN]!;
+    return new KeptEvent(
+      f[fo + E_TS]!,
+      odd !== undefined && (m & 7) === 7 ? (odd.type as EventType) : typeOf(m),
+      strs[k]!,
+      strs[k + 1],
+      strs[k + 2],
+      strs[k + 3],
+      this.fenceToken(r),
+      Number.isNaN(ttl) ? undefined : ttl,
+      odd !== undefined && ((m >> 5) & 15) === OTHER ? odd.result : resultOf(m),
+      odd !== undefined && ((m >> 3) & 3) === 3 ? (odd.observer as Observer) : observerOf(m),
+      this.origins.source(o),
+      this.origins.file(o),
+      f[fo + E_LINE]!,
+      typeof extra === 'string' ? extra : undefined,
+      typeof extra === 'object' ? extra : undefined,
+      Number.isNaN(offset) ? undefined : offset,
+      bytes === -1 ? undefined : bytes,
+    );
   }
 }

@@ -13,8 +13,8 @@
  * set them, a window of recently granted tokens, counters. Memory grows with resources, never
  * with events.
  */
-import { keptString, type LockEvent } from '../model/event.js';
-import { BIG, EventPool, grownF64, grownI32, grownU8, metaExact, NONE, observerOf, Origins, packMeta, resultOf, tokenKey, tokenOfKey, typeOf } from './pool.js';
+import { KeptEvent, keptString, type LockEvent } from '../model/event.js';
+import { BIG, EventPool, grownF64, grownI32, metaExact, NONE, observerOf, Origins, packMeta, resultOf, tokenKey, tokenOfKey, typeOf } from './pool.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
@@ -56,7 +56,29 @@ export interface RareFacts {
   notExplicitResults: Set<string> | undefined;
 }
 
-// Lease.bits: grant observer (bits 0-1), last renewal's observer (bits 2-3), and flags.
+// Lease numbers: doubles at stride LF, integers at stride LI (a lease's numbers are together).
+const LF = 9;
+const L_SERIAL = 0;
+const L_GRANT_TS = 1;
+const L_RENEW_TS = 2;
+const L_TTL = 3;
+const L_TOKEN = 4;
+const L_GRANT_LINE = 5;
+const L_RENEW_LINE = 6;
+const L_END_TS = 7;
+const L_END_LINE = 8;
+const LI = 6;
+const L_GRANT_ORIGIN = 0;
+/** -1 when the last renewal came from the grant's file and source. */
+const L_RENEW_ORIGIN = 1;
+const L_END_ORIGIN = 2;
+/** The next older lease of the resource (-1 for none), or the free list's next. */
+const L_OLDER = 3;
+const L_BITS = 4;
+/** The inline end's endMeta, or the end's record (END_RECORD). */
+const L_END = 5;
+
+// L_BITS: grant observer (bits 0-1), last renewal's observer (bits 2-3), and flags.
 const RENEW_OBSERVER_SHIFT = 2;
 const RENEWED = 1 << 4;
 const ENDED_BY_OLD_HANDLE = 1 << 5;
@@ -66,9 +88,11 @@ const IN_LIST = 1 << 6;
 const HIGHEST_GRANTED = 1 << 7;
 /** A renewal changed the ttl: the grant's own is in grantTtls. */
 const GRANT_TTL_KEPT = 1 << 8;
-/** Its end event is inline (endTs, endLine, endOrigin, endMeta); with END_RECORD, a kept event record (end). */
+/** Its end event is inline (L_END_TS, L_END_LINE, L_END_ORIGIN, endMeta in L_END); with END_RECORD, a kept event record (L_END). */
 const ENDED = 1 << 9;
 const END_RECORD = 1 << 10;
+/** The grant had an operationId (in grantOps). */
+const GRANT_OPERATION = 1 << 11;
 // endMeta: packMeta of the end event (bits 0-8), and which of the lease's handle fields it carries.
 const END_OWNER = 1 << 9;
 const END_LEASE = 1 << 10;
@@ -79,17 +103,24 @@ function observerBits(o: string): number {
   return o === 'authority' ? 0 : o === 'worker' ? 1 : 2;
 }
 
-// Resource flags.
-const LOGS_WRITES = 1;
-
-// Counters per resource, at stride COUNTERS in `counts`.
+// Resource numbers: counters (doubles) at stride RF, integers at stride RI.
+const RF = 6;
 const C_EVENTS = 0;
 const C_ACCEPTED = 1;
 const C_REJECTED_STALE = 2;
 const C_REJECTED_OTHER = 3;
 const C_WITHOUT_TOKEN = 4;
 const C_FINDINGS = 5;
-const COUNTERS = 6;
+const RI = 5;
+const R_NEWEST = 0;
+const R_HIGHEST_GRANTED = 1;
+/** The highest accepted write's record. */
+const R_HIGHEST = 2;
+/** The granted window's block in its class pool. */
+const R_WIN_AT = 3;
+/** Window class (bits 0-7), tokens in the window (bits 8-15), next to replace once full (bits 16-23), flags (bits 24-30). */
+const R_WIN = 4;
+const LOGS_WRITES = 1 << 24;
 
 /** Granted-window classes: class c holds up to 2^c tokens (1 to 64); OBJECT_WINDOW keeps an array that may hold BigInts. */
 const WINDOW_CLASSES = 7;
@@ -98,7 +129,9 @@ const OBJECT_WINDOW = 254;
 
 /**
  * The state of every resource of a run. Resources get ids 0, 1, 2… in the order they are added;
- * leases get slots in `leases` and kept events records in `events`, both reused once let go.
+ * leases get slots and kept events records in `events`, both reused once let go. Each resource's
+ * and each lease's numbers are together in typed arrays (a lease is two runs of a few numbers);
+ * strings are in plain arrays beside them.
  */
 export class TimelineStore {
   /** Kept events: the highest accepted write of each resource, lease ends that need a record of their own. */
@@ -106,16 +139,8 @@ export class TimelineStore {
   readonly origins: Origins;
   private readonly ids = new Map<string, number>();
   private readonly names: string[] = [];
-  // Per resource.
-  newest = new Int32Array(0);
-  highestGranted = new Int32Array(0);
-  highest = new Int32Array(0);
-  counts = new Float64Array(0);
-  flags = new Uint8Array(0);
-  winClass = new Uint8Array(0);
-  winLen = new Uint8Array(0);
-  winNext = new Uint8Array(0);
-  winAt = new Int32Array(0);
+  private rf = new Float64Array(0);
+  private ri = new Int32Array(0);
   readonly rare = new Map<number, RareFacts>();
   /** Rule slots of each resource that has one (index: the engine's slot number). */
   readonly slots = new Map<number, unknown[]>();
@@ -124,25 +149,11 @@ export class TimelineStore {
   private readonly winSizes = new Int32Array(WINDOW_CLASSES);
   private readonly winFree: number[][] = Array.from({ length: WINDOW_CLASSES }, () => []);
   private readonly objectWindows = new Map<number, (number | bigint)[]>();
-  // Per lease.
-  serial = new Float64Array(0);
-  grantTs = new Float64Array(0);
-  renewTs = new Float64Array(0);
-  ttl = new Float64Array(0);
-  token = new Float64Array(0);
-  grantLine = new Float64Array(0);
-  renewLine = new Float64Array(0);
-  endTs = new Float64Array(0);
-  endLine = new Float64Array(0);
-  grantOrigin = new Int32Array(0);
-  renewOrigin = new Int32Array(0);
-  endOrigin = new Int32Array(0);
-  end = new Int32Array(0);
-  older = new Int32Array(0);
-  bits = new Int32Array(0);
-  endMeta = new Int32Array(0);
-  /** Three strings a lease: leaseId, ownerId, the grant's operationId. */
-  leaseStrs: (string | undefined)[] = [];
+  private lf = new Float64Array(0);
+  private li = new Int32Array(0);
+  /** Two strings a lease: leaseId, ownerId. */
+  private leaseStrs: (string | undefined)[] = [];
+  private readonly grantOps = new Map<number, string>();
   private readonly leaseBigs = new Map<number, bigint>();
   private readonly grantTtls = new Map<number, number | undefined>();
   private leaseSize = 0;
@@ -172,20 +183,13 @@ export class TimelineStore {
     const id = this.names.length;
     this.names.push(resource);
     this.ids.set(resource, id);
-    if (id >= this.newest.length) {
-      this.newest = grownI32(this.newest, id, -1);
-      this.highestGranted = grownI32(this.highestGranted, id, -1);
-      this.highest = grownI32(this.highest, id, -1);
-      const counts = new Float64Array(this.newest.length * COUNTERS);
-      counts.set(this.counts);
-      this.counts = counts;
-      this.flags = grownU8(this.flags, id);
-      this.winClass = grownU8(this.winClass, id);
-      this.winLen = grownU8(this.winLen, id);
-      this.winNext = grownU8(this.winNext, id);
-      this.winAt = grownI32(this.winAt, id);
-    }
-    this.winClass[id] = NO_WINDOW;
+    this.rf = grownF64(this.rf, (id + 1) * RF - 1);
+    this.ri = grownI32(this.ri, (id + 1) * RI - 1);
+    const o = id * RI;
+    this.ri[o + R_NEWEST] = -1;
+    this.ri[o + R_HIGHEST_GRANTED] = -1;
+    this.ri[o + R_HIGHEST] = -1;
+    this.ri[o + R_WIN] = NO_WINDOW;
     return id;
   }
 
@@ -195,166 +199,228 @@ export class TimelineStore {
   }
 
   count(id: number, counter: number): number {
-    return this.counts[id * COUNTERS + counter]!;
+    return this.rf[id * RF + counter]!;
+  }
+
+  bump(id: number, counter: number): void {
+    this.rf[id * RF + counter]!++;
+  }
+
+  setCount(id: number, counter: number, n: number): void {
+    this.rf[id * RF + counter] = n;
+  }
+
+  /** The resource's newest lease (-1 for none). */
+  newest(id: number): number {
+    return this.ri[id * RI + R_NEWEST]!;
+  }
+
+  highestGranted(id: number): number {
+    return this.ri[id * RI + R_HIGHEST_GRANTED]!;
+  }
+
+  /** The highest accepted write's record (-1 for none). */
+  highest(id: number): number {
+    return this.ri[id * RI + R_HIGHEST]!;
+  }
+
+  setHighest(id: number, r: number): void {
+    this.ri[id * RI + R_HIGHEST] = r;
+  }
+
+  logsWrites(id: number): boolean {
+    return (this.ri[id * RI + R_WIN]! & LOGS_WRITES) !== 0;
+  }
+
+  setLogsWrites(id: number): void {
+    this.ri[id * RI + R_WIN]! |= LOGS_WRITES;
   }
 
   // --- Leases --------------------------------------------------------------------------------
 
-  private growLeases(need: number): void {
-    if (need < this.serial.length) return;
-    this.serial = grownF64(this.serial, need);
-    this.grantTs = grownF64(this.grantTs, need);
-    this.renewTs = grownF64(this.renewTs, need);
-    this.ttl = grownF64(this.ttl, need);
-    this.token = grownF64(this.token, need);
-    this.grantLine = grownF64(this.grantLine, need);
-    this.renewLine = grownF64(this.renewLine, need);
-    this.endTs = grownF64(this.endTs, need);
-    this.endLine = grownF64(this.endLine, need);
-    this.grantOrigin = grownI32(this.grantOrigin, need);
-    this.renewOrigin = grownI32(this.renewOrigin, need);
-    this.endOrigin = grownI32(this.endOrigin, need);
-    this.end = grownI32(this.end, need);
-    this.older = grownI32(this.older, need);
-    this.bits = grownI32(this.bits, need);
-    this.endMeta = grownI32(this.endMeta, need);
-  }
-
-  /** A new lease from its grant. */
-  newLease(grant: LockEvent): number {
+  /** A new lease from its grant, first in its resource's list. */
+  newLease(id: number, grant: LockEvent): number {
     let s = this.leaseFree;
-    if (s !== -1) this.leaseFree = this.older[s]!;
+    if (s !== -1) this.leaseFree = this.li[s * LI + L_OLDER]!;
     else {
       s = this.leaseSize++;
-      this.growLeases(s);
+      this.lf = grownF64(this.lf, (s + 1) * LF - 1);
+      this.li = grownI32(this.li, (s + 1) * LI - 1);
     }
-    this.serial[s] = ++this.serials;
-    this.grantTs[s] = grant.ts;
-    this.renewTs[s] = grant.ts;
-    this.ttl[s] = grant.ttlMs === undefined ? NONE : grant.ttlMs;
+    const f = this.lf;
+    const i = this.li;
+    const fo = s * LF;
+    const io = s * LI;
+    f[fo + L_SERIAL] = ++this.serials;
+    f[fo + L_GRANT_TS] = grant.ts;
+    f[fo + L_RENEW_TS] = grant.ts;
+    f[fo + L_TTL] = grant.ttlMs === undefined ? NONE : grant.ttlMs;
     const t = tokenKey(grant.fenceToken);
-    this.token[s] = t;
+    f[fo + L_TOKEN] = t;
     if (t === BIG) this.leaseBigs.set(s, grant.fenceToken!);
-    this.grantLine[s] = grant.line;
-    this.renewLine[s] = 0;
-    this.grantOrigin[s] = this.origins.ref(grant.file, grant.source);
-    this.renewOrigin[s] = -1;
-    this.end[s] = -1;
-    this.older[s] = -1;
-    this.bits[s] = observerBits(grant.observer);
+    f[fo + L_GRANT_LINE] = grant.line;
+    f[fo + L_RENEW_LINE] = 0;
+    i[io + L_GRANT_ORIGIN] = this.origins.ref(grant.file, grant.source);
+    i[io + L_RENEW_ORIGIN] = -1;
+    i[io + L_OLDER] = this.ri[id * RI + R_NEWEST]!;
+    this.ri[id * RI + R_NEWEST] = s;
+    let bits = observerBits(grant.observer) | IN_LIST;
     // Detached: a lease outlives the line it was read from (see detach()).
-    const k = s * 3;
-    this.leaseStrs[k] = grant.leaseId === undefined ? undefined : keptString(grant.leaseId, false);
-    this.leaseStrs[k + 1] = grant.ownerId === undefined ? undefined : keptString(grant.ownerId, false);
-    this.leaseStrs[k + 2] = grant.operationId === undefined ? undefined : keptString(grant.operationId, false);
+    if (grant.operationId !== undefined) {
+      this.grantOps.set(s, keptString(grant.operationId, false));
+      bits |= GRANT_OPERATION;
+    }
+    i[io + L_BITS] = bits;
+    this.leaseStrs[s * 2] = grant.leaseId === undefined ? undefined : keptString(grant.leaseId, false);
+    this.leaseStrs[s * 2 + 1] = grant.ownerId === undefined ? undefined : keptString(grant.ownerId, false);
     return s;
   }
 
   /** Let a lease go once neither its resource's list nor its highest granted token names it. */
   private releaseLease(s: number): void {
-    const b = this.bits[s]!;
+    const io = s * LI;
+    const i = this.li;
+    const b = i[io + L_BITS]!;
     if ((b & (IN_LIST | HIGHEST_GRANTED)) !== 0) return;
-    this.origins.unref(this.grantOrigin[s]!);
-    if (this.renewOrigin[s] !== -1) this.origins.unref(this.renewOrigin[s]!);
+    this.origins.unref(i[io + L_GRANT_ORIGIN]!);
+    if (i[io + L_RENEW_ORIGIN] !== -1) this.origins.unref(i[io + L_RENEW_ORIGIN]!);
     if ((b & ENDED) !== 0) {
-      if ((b & END_RECORD) !== 0) this.events.free(this.end[s]!);
-      else this.origins.unref(this.endOrigin[s]!);
+      if ((b & END_RECORD) !== 0) this.events.free(i[io + L_END]!);
+      else this.origins.unref(i[io + L_END_ORIGIN]!);
     }
-    if (this.token[s] === BIG) this.leaseBigs.delete(s);
+    if (this.lf[s * LF + L_TOKEN] === BIG) this.leaseBigs.delete(s);
     if ((b & GRANT_TTL_KEPT) !== 0) this.grantTtls.delete(s);
-    const k = s * 3;
-    this.leaseStrs[k] = this.leaseStrs[k + 1] = this.leaseStrs[k + 2] = undefined;
-    this.bits[s] = 0;
-    this.serial[s] = 0;
-    this.older[s] = this.leaseFree;
+    if ((b & GRANT_OPERATION) !== 0) this.grantOps.delete(s);
+    this.leaseStrs[s * 2] = this.leaseStrs[s * 2 + 1] = undefined;
+    i[io + L_BITS] = 0;
+    this.lf[s * LF + L_SERIAL] = 0;
+    i[io + L_OLDER] = this.leaseFree;
     this.leaseFree = s;
   }
 
-  /** Take a lease out of its resource's list. */
-  unlist(s: number): void {
-    this.bits[s]! &= ~IN_LIST;
-    this.older[s] = -1;
+  /** The lease after s in its resource's list (-1 at the end). */
+  older(s: number): number {
+    return this.li[s * LI + L_OLDER]!;
+  }
+
+  /** Take the lease after `prev` out of its resource's list. */
+  unlistAfter(prev: number, s: number): void {
+    const i = this.li;
+    i[prev * LI + L_OLDER] = i[s * LI + L_OLDER]!;
+    i[s * LI + L_BITS]! &= ~IN_LIST;
+    i[s * LI + L_OLDER] = -1;
     this.releaseLease(s);
   }
 
   /** Make `s` its resource's highest granted lease. */
   setHighestGranted(id: number, s: number): void {
-    const old = this.highestGranted[id]!;
-    this.highestGranted[id] = s;
-    this.bits[s]! |= HIGHEST_GRANTED;
+    const o = id * RI + R_HIGHEST_GRANTED;
+    const old = this.ri[o]!;
+    this.ri[o] = s;
+    this.li[s * LI + L_BITS]! |= HIGHEST_GRANTED;
     if (old !== -1) {
-      this.bits[old]! &= ~HIGHEST_GRANTED;
+      this.li[old * LI + L_BITS]! &= ~HIGHEST_GRANTED;
       this.releaseLease(old);
     }
   }
 
+  /** Unique in the run: the same lease has the same serial in every view of it. */
+  serial(s: number): number {
+    return this.lf[s * LF + L_SERIAL]!;
+  }
+
+  grantTs(s: number): number {
+    return this.lf[s * LF + L_GRANT_TS]!;
+  }
+
+  renewTs(s: number): number {
+    return this.lf[s * LF + L_RENEW_TS]!;
+  }
+
+  /** The lease's ttl (NONE when none is known). */
+  ttl(s: number): number {
+    return this.lf[s * LF + L_TTL]!;
+  }
+
+  /** The lease's token as a double (BIG when it is not exact as one, NONE for none). */
+  tokenKey(s: number): number {
+    return this.lf[s * LF + L_TOKEN]!;
+  }
+
   leaseToken(s: number): bigint | undefined {
-    const t = this.token[s]!;
+    const t = this.lf[s * LF + L_TOKEN]!;
     return t === BIG ? this.leaseBigs.get(s)! : Number.isNaN(t) ? undefined : tokenOfKey(t);
   }
 
   leaseId(s: number): string | undefined {
-    return this.leaseStrs[s * 3];
+    return this.leaseStrs[s * 2];
   }
 
   ownerId(s: number): string | undefined {
-    return this.leaseStrs[s * 3 + 1];
+    return this.leaseStrs[s * 2 + 1];
   }
 
   /** Whether a token equals the lease's (both none counts as equal). */
   sameToken(s: number, token: bigint | undefined): boolean {
-    const t = this.token[s]!;
+    const t = this.lf[s * LF + L_TOKEN]!;
     if (token === undefined) return Number.isNaN(t);
     const k = tokenKey(token);
     return k === BIG ? t === BIG && this.leaseBigs.get(s)! === token : t === k;
   }
 
   hasEnded(s: number): boolean {
-    return (this.bits[s]! & ENDED) !== 0;
+    return (this.li[s * LI + L_BITS]! & ENDED) !== 0;
   }
 
   /** Not ended by a logged event, and not past its ttl since the last renewal. */
   liveAt(s: number, t: number): boolean {
-    if ((this.bits[s]! & ENDED) !== 0) return false;
-    const ttl = this.ttl[s]!;
-    return Number.isNaN(ttl) || t <= this.renewTs[s]! + ttl;
+    if ((this.li[s * LI + L_BITS]! & ENDED) !== 0) return false;
+    const fo = s * LF;
+    const ttl = this.lf[fo + L_TTL]!;
+    return Number.isNaN(ttl) || t <= this.lf[fo + L_RENEW_TS]! + ttl;
   }
 
   /** A successful renewal: by a keepalive, or by the same grant logged again. */
   renew(s: number, ev: LockEvent): void {
-    this.renewTs[s] = ev.ts;
-    const ttl = this.ttl[s]!;
+    const f = this.lf;
+    const i = this.li;
+    const fo = s * LF;
+    const io = s * LI;
+    f[fo + L_RENEW_TS] = ev.ts;
+    const ttl = f[fo + L_TTL]!;
     if (ev.ttlMs !== undefined && (Number.isNaN(ttl) || ev.ttlMs !== ttl)) {
       // The grant's ttl is about to be forgotten: keep it for the grant event.
-      if ((this.bits[s]! & GRANT_TTL_KEPT) === 0) {
+      if ((i[io + L_BITS]! & GRANT_TTL_KEPT) === 0) {
         this.grantTtls.set(s, Number.isNaN(ttl) ? undefined : ttl);
-        this.bits[s]! |= GRANT_TTL_KEPT;
+        i[io + L_BITS]! |= GRANT_TTL_KEPT;
       }
-      this.ttl[s] = ev.ttlMs;
+      f[fo + L_TTL] = ev.ttlMs;
     }
-    this.renewLine[s] = ev.line;
-    const grantFrom = this.grantOrigin[s]!;
-    const from = this.renewOrigin[s]!;
-    if (ev.file === this.origins.file(grantFrom) && ev.source === this.origins.source(grantFrom)) {
+    f[fo + L_RENEW_LINE] = ev.line;
+    const grantFrom = i[io + L_GRANT_ORIGIN]!;
+    const from = i[io + L_RENEW_ORIGIN]!;
+    const origins = this.origins;
+    if (ev.file === origins.file(grantFrom) && ev.source === origins.source(grantFrom)) {
       if (from !== -1) {
-        this.origins.unref(from);
-        this.renewOrigin[s] = -1;
+        origins.unref(from);
+        i[io + L_RENEW_ORIGIN] = -1;
       }
-    } else if (from === -1 || this.origins.file(from) !== ev.file || this.origins.source(from) !== ev.source) {
-      if (from !== -1) this.origins.unref(from);
-      this.renewOrigin[s] = this.origins.ref(ev.file, ev.source);
+    } else if (from === -1 || origins.file(from) !== ev.file || origins.source(from) !== ev.source) {
+      if (from !== -1) origins.unref(from);
+      i[io + L_RENEW_ORIGIN] = origins.ref(ev.file, ev.source);
     }
-    this.bits[s] = (this.bits[s]! & ~(3 << RENEW_OBSERVER_SHIFT)) | (observerBits(ev.observer) << RENEW_OBSERVER_SHIFT) | RENEWED;
+    i[io + L_BITS] = (i[io + L_BITS]! & ~(3 << RENEW_OBSERVER_SHIFT)) | (observerBits(ev.observer) << RENEW_OBSERVER_SHIFT) | RENEWED;
   }
 
   /** The event that ended the lease, and how (once). */
   endLease(s: number, resource: string, ev: LockEvent, kind: LeaseEnd): void {
     const meta = packMeta(ev.type, ev.observer, ev.result);
-    let b = this.bits[s]! | ENDED;
+    const io = s * LI;
+    const fo = s * LF;
+    let b = this.li[io + L_BITS]! | ENDED;
     if (kind === 'released-by-old-handle') b |= ENDED_BY_OLD_HANDLE;
-    const k = s * 3;
-    const leaseId = this.leaseStrs[k];
-    const ownerId = this.leaseStrs[k + 1];
+    const leaseId = this.leaseStrs[s * 2];
+    const ownerId = this.leaseStrs[s * 2 + 1];
     // Inline when the end carries nothing of its own but the lease's handle fields (the usual end).
     const inline =
       metaExact(meta) &&
@@ -364,116 +430,108 @@ export class TimelineStore {
       (ev.ownerId === undefined || ev.ownerId === ownerId) &&
       (ev.fenceToken === undefined || this.sameToken(s, ev.fenceToken));
     if (inline) {
-      this.endTs[s] = ev.ts;
-      this.endLine[s] = ev.line;
-      this.endOrigin[s] = this.origins.ref(ev.file, ev.source);
-      this.endMeta[s] = meta | (ev.ownerId !== undefined ? END_OWNER : 0) | (ev.leaseId !== undefined ? END_LEASE : 0) | (ev.fenceToken !== undefined ? END_TOKEN : 0);
+      this.lf[fo + L_END_TS] = ev.ts;
+      this.lf[fo + L_END_LINE] = ev.line;
+      this.li[io + L_END_ORIGIN] = this.origins.ref(ev.file, ev.source);
+      this.li[io + L_END] = meta | (ev.ownerId !== undefined ? END_OWNER : 0) | (ev.leaseId !== undefined ? END_LEASE : 0) | (ev.fenceToken !== undefined ? END_TOKEN : 0);
     } else {
-      this.end[s] = this.events.put(ev, { resource, leaseId, ownerId });
+      this.li[io + L_END] = this.events.put(ev, { resource, leaseId, ownerId });
       b |= END_RECORD;
     }
     // After its owner released it, the lease's last renewal is no longer evidence of anything.
     if (kind === 'release') {
       b &= ~RENEWED;
-      this.renewTs[s] = this.grantTs[s]!;
+      this.lf[fo + L_RENEW_TS] = this.lf[fo + L_GRANT_TS]!;
     }
-    this.bits[s] = b;
+    this.li[io + L_BITS] = b;
   }
 
   endTime(s: number): number {
-    return (this.bits[s]! & END_RECORD) !== 0 ? this.events.ts[this.end[s]!]! : this.endTs[s]!;
+    return (this.li[s * LI + L_BITS]! & END_RECORD) !== 0 ? this.events.ts(this.li[s * LI + L_END]!) : this.lf[s * LF + L_END_TS]!;
   }
 
   /** The end event, built. */
   endEvent(s: number, resource: string): LockEvent | undefined {
-    const b = this.bits[s]!;
+    const io = s * LI;
+    const b = this.li[io + L_BITS]!;
     if ((b & ENDED) === 0) return undefined;
-    if ((b & END_RECORD) !== 0) return this.events.event(this.end[s]!);
-    const m = this.endMeta[s]!;
-    const o = this.endOrigin[s]!;
-    const k = s * 3;
-    return {
-      ts: this.endTs[s]!,
-      type: typeOf(m),
+    if ((b & END_RECORD) !== 0) return this.events.event(this.li[io + L_END]!);
+    const m = this.li[io + L_END]!;
+    const o = this.li[io + L_END_ORIGIN]!;
+    return new KeptEvent(
+      this.lf[s * LF + L_END_TS]!,
+      typeOf(m),
       resource,
-      ownerId: (m & END_OWNER) !== 0 ? this.leaseStrs[k + 1] : undefined,
-      leaseId: (m & END_LEASE) !== 0 ? this.leaseStrs[k] : undefined,
-      operationId: undefined,
-      fenceToken: (m & END_TOKEN) !== 0 ? this.leaseToken(s) : undefined,
-      ttlMs: undefined,
-      result: resultOf(m),
-      observer: observerOf(m),
-      source: this.origins.source(o),
-      file: this.origins.file(o),
-      line: this.endLine[s]!,
-      record: undefined,
-      text: undefined,
-      fields: undefined,
-      offset: undefined,
-      bytes: undefined,
-    };
+      (m & END_OWNER) !== 0 ? this.leaseStrs[s * 2 + 1] : undefined,
+      (m & END_LEASE) !== 0 ? this.leaseStrs[s * 2] : undefined,
+      undefined,
+      (m & END_TOKEN) !== 0 ? this.leaseToken(s) : undefined,
+      undefined,
+      resultOf(m),
+      observerOf(m),
+      this.origins.source(o),
+      this.origins.file(o),
+      this.lf[s * LF + L_END_LINE]!,
+    );
   }
 
   endKind(s: number): LeaseEnd | undefined {
-    const b = this.bits[s]!;
+    const io = s * LI;
+    const b = this.li[io + L_BITS]!;
     if ((b & ENDED) === 0) return undefined;
     if ((b & ENDED_BY_OLD_HANDLE) !== 0) return 'released-by-old-handle';
-    return ((b & END_RECORD) !== 0 ? typeOf(this.events.meta[this.end[s]!]!) : typeOf(this.endMeta[s]!)) as LeaseEnd;
+    return ((b & END_RECORD) !== 0 ? this.events.type(this.li[io + L_END]!) : typeOf(this.li[io + L_END]!)) as LeaseEnd;
   }
 
   grantEvent(s: number, resource: string): LockEvent {
-    const b = this.bits[s]!;
-    const o = this.grantOrigin[s]!;
-    const k = s * 3;
-    const ttl = this.ttl[s]!;
-    return {
-      ts: this.grantTs[s]!,
-      type: 'acquire',
+    const b = this.li[s * LI + L_BITS]!;
+    const o = this.li[s * LI + L_GRANT_ORIGIN]!;
+    const fo = s * LF;
+    const ttl = this.lf[fo + L_TTL]!;
+    return new KeptEvent(
+      this.lf[fo + L_GRANT_TS]!,
+      'acquire',
       resource,
-      ownerId: this.leaseStrs[k + 1],
-      leaseId: this.leaseStrs[k],
-      operationId: this.leaseStrs[k + 2],
-      fenceToken: this.leaseToken(s),
+      this.leaseStrs[s * 2 + 1],
+      this.leaseStrs[s * 2],
+      (b & GRANT_OPERATION) !== 0 ? this.grantOps.get(s) : undefined,
+      this.leaseToken(s),
       // Until a renewal changes it, the lease's ttl is the grant's.
-      ttlMs: (b & GRANT_TTL_KEPT) !== 0 ? this.grantTtls.get(s) : Number.isNaN(ttl) ? undefined : ttl,
-      result: 'granted',
-      observer: OBSERVERS_BY_BITS[b & 3]!,
-      source: this.origins.source(o),
-      file: this.origins.file(o),
-      line: this.grantLine[s]!,
-      record: undefined,
-      text: undefined,
-      fields: undefined,
-    };
+      (b & GRANT_TTL_KEPT) !== 0 ? this.grantTtls.get(s) : Number.isNaN(ttl) ? undefined : ttl,
+      'granted',
+      OBSERVERS_BY_BITS[b & 3]!,
+      this.origins.source(o),
+      this.origins.file(o),
+      this.lf[fo + L_GRANT_LINE]!,
+    );
   }
 
   lastRenewEvent(s: number, resource: string): LockEvent {
-    const b = this.bits[s]!;
+    const io = s * LI;
+    const b = this.li[io + L_BITS]!;
     if ((b & RENEWED) === 0) return this.grantEvent(s, resource);
-    const o = this.renewOrigin[s] === -1 ? this.grantOrigin[s]! : this.renewOrigin[s]!;
-    const k = s * 3;
-    const ttl = this.ttl[s]!;
-    return {
-      ts: this.renewTs[s]!,
-      type: 'keepalive',
+    const o = this.li[io + L_RENEW_ORIGIN] === -1 ? this.li[io + L_GRANT_ORIGIN]! : this.li[io + L_RENEW_ORIGIN]!;
+    const fo = s * LF;
+    const ttl = this.lf[fo + L_TTL]!;
+    return new KeptEvent(
+      this.lf[fo + L_RENEW_TS]!,
+      'keepalive',
       resource,
-      ownerId: this.leaseStrs[k + 1],
-      leaseId: this.leaseStrs[k],
-      fenceToken: undefined,
-      ttlMs: Number.isNaN(ttl) ? undefined : ttl,
-      result: 'ok',
-      observer: OBSERVERS_BY_BITS[(b >> RENEW_OBSERVER_SHIFT) & 3]!,
-      source: this.origins.source(o),
-      file: this.origins.file(o),
-      line: this.renewLine[s]!,
-      record: undefined,
-      text: undefined,
-      fields: undefined,
-    };
+      this.leaseStrs[s * 2 + 1],
+      this.leaseStrs[s * 2],
+      undefined,
+      undefined,
+      Number.isNaN(ttl) ? undefined : ttl,
+      'ok',
+      OBSERVERS_BY_BITS[(b >> RENEW_OBSERVER_SHIFT) & 3]!,
+      this.origins.source(o),
+      this.origins.file(o),
+      this.lf[fo + L_RENEW_LINE]!,
+    );
   }
 
   renewed(s: number): boolean {
-    return (this.bits[s]! & RENEWED) !== 0;
+    return (this.li[s * LI + L_BITS]! & RENEWED) !== 0;
   }
 
   // --- Granted windows -------------------------------------------------------------------------
@@ -488,85 +546,92 @@ export class TimelineStore {
     return at;
   }
 
+  private setWindow(id: number, c: number, n: number, next: number): void {
+    const o = id * RI + R_WIN;
+    this.ri[o] = (this.ri[o]! & LOGS_WRITES) | c | (n << 8) | (next << 16);
+  }
+
   /** Add a granted token to the window, unless it is there already. */
   rememberGrant(id: number, token: bigint): void {
-    const c = this.winClass[id]!;
+    const w = this.ri[id * RI + R_WIN]!;
+    const c = w & 0xff;
+    const n = (w >> 8) & 0xff;
     const key = tokenKey(token);
     if (c === OBJECT_WINDOW || (key === BIG && c !== NO_WINDOW)) {
-      this.rememberInObject(id, c, token);
+      this.rememberInObject(id, c, n, (w >> 16) & 0xff, token);
       return;
     }
     if (c === NO_WINDOW) {
       if (key === BIG) {
-        this.winClass[id] = OBJECT_WINDOW;
         this.objectWindows.set(id, [token]);
-        this.winLen[id] = 1;
+        this.setWindow(id, OBJECT_WINDOW, 1, 0);
         return;
       }
       const at = this.winAlloc(0);
       this.winPools[0]![at] = key;
-      this.winClass[id] = 0;
-      this.winAt[id] = at;
-      this.winLen[id] = 1;
+      this.ri[id * RI + R_WIN_AT] = at;
+      this.setWindow(id, 0, 1, 0);
       return;
     }
     const pool = this.winPools[c]!;
-    const at = this.winAt[id]!;
-    const n = this.winLen[id]!;
+    const at = this.ri[id * RI + R_WIN_AT]!;
     for (let i = 0; i < n; i++) if (pool[at + i] === key) return;
     if (n < GRANTED_WINDOW) {
-      if (n < 1 << c) pool[at + n] = key;
-      else {
+      if (n < 1 << c) {
+        pool[at + n] = key;
+        this.setWindow(id, c, n + 1, 0);
+      } else {
         // Full: into a block of the next class.
         const next = this.winAlloc(c + 1);
+        const from = this.winPools[c]!;
         const to = this.winPools[c + 1]!;
-        for (let i = 0; i < n; i++) to[next + i] = this.winPools[c]![at + i]!;
+        for (let i = 0; i < n; i++) to[next + i] = from[at + i]!;
         to[next + n] = key;
         this.winFree[c]!.push(at);
-        this.winClass[id] = c + 1;
-        this.winAt[id] = next;
+        this.ri[id * RI + R_WIN_AT] = next;
+        this.setWindow(id, c + 1, n + 1, 0);
       }
-      this.winLen[id] = n + 1;
     } else {
       // The window is full: replace the oldest.
-      const next = this.winNext[id]!;
+      const next = (w >> 16) & 0xff;
       pool[at + next] = key;
-      this.winNext[id] = (next + 1) % n;
+      this.setWindow(id, c, n, (next + 1) % n);
     }
   }
 
   /** A window that holds (or is about to hold) a token that is not exact as a double: an array of numbers and BigInts. */
-  private rememberInObject(id: number, c: number, token: bigint): void {
+  private rememberInObject(id: number, c: number, n: number, next: number, token: bigint): void {
     let g = this.objectWindows.get(id);
     if (g === undefined) {
       // From the typed block, as numbers.
       const pool = this.winPools[c]!;
-      const at = this.winAt[id]!;
+      const at = this.ri[id * RI + R_WIN_AT]!;
       g = [];
-      for (let i = 0; i < this.winLen[id]!; i++) g.push(pool[at + i]!);
+      for (let i = 0; i < n; i++) g.push(pool[at + i]!);
       this.winFree[c]!.push(at);
-      this.winClass[id] = OBJECT_WINDOW;
       this.objectWindows.set(id, g);
     }
     const key = windowKey(token);
-    const n = g.length;
-    for (let i = 0; i < n; i++) if (g[i] === key) return;
+    for (let i = 0; i < n; i++) if (g[i] === key) {
+      this.setWindow(id, OBJECT_WINDOW, n, next);
+      return;
+    }
     if (n < GRANTED_WINDOW) {
       g.push(key);
-      this.winLen[id] = n + 1;
+      this.setWindow(id, OBJECT_WINDOW, n + 1, next);
     } else {
-      const next = this.winNext[id]!;
       g[next] = key;
-      this.winNext[id] = (next + 1) % n;
+      this.setWindow(id, OBJECT_WINDOW, n, (next + 1) % n);
     }
   }
 
   /** Was this token granted on this resource, as far as the remembered window tells? */
   grantStatus(id: number, token: bigint): 'granted' | 'never' | 'unknown' {
-    const c = this.winClass[id]!;
+    const w = this.ri[id * RI + R_WIN]!;
+    const c = w & 0xff;
     if (c === NO_WINDOW) return 'unknown';
-    const n = this.winLen[id]!;
-    const highest = this.highestGranted[id]!;
+    const n = (w >> 8) & 0xff;
+    const highest = this.ri[id * RI + R_HIGHEST_GRANTED]!;
     if (c === OBJECT_WINDOW) {
       const g = this.objectWindows.get(id)!;
       const key = windowKey(token);
@@ -577,11 +642,11 @@ export class TimelineStore {
       return token > min ? 'never' : 'unknown';
     }
     const pool = this.winPools[c]!;
-    const at = this.winAt[id]!;
+    const at = this.ri[id * RI + R_WIN_AT]!;
     const key = tokenKey(token);
     if (key !== BIG) for (let i = 0; i < n; i++) if (pool[at + i] === key) return 'granted';
     // Every token of a typed window is exact as a double, and so is the highest granted.
-    const h = this.token[highest]!;
+    const h = this.lf[highest * LF + L_TOKEN]!;
     if (key === BIG ? token > 0n : key > h) return 'never';
     let min = pool[at]!;
     for (let i = 1; i < n; i++) if (pool[at + i]! < min) min = pool[at + i]!;
@@ -590,14 +655,16 @@ export class TimelineStore {
 
   /** The window as it was kept before the store: undefined, the one token, or the tokens (numbers up to 2^53 - 1, else BigInts). */
   grantedTokens(id: number): (number | bigint)[] | bigint | undefined {
-    const c = this.winClass[id]!;
+    const w = this.ri[id * RI + R_WIN]!;
+    const c = w & 0xff;
     if (c === NO_WINDOW) return undefined;
-    const n = this.winLen[id]!;
+    const n = (w >> 8) & 0xff;
     let out: (number | bigint)[];
     if (c === OBJECT_WINDOW) out = this.objectWindows.get(id)!.slice();
     else {
       out = [];
-      for (let i = 0; i < n; i++) out.push(this.winPools[c]![this.winAt[id]! + i]!);
+      const at = this.ri[id * RI + R_WIN_AT]!;
+      for (let i = 0; i < n; i++) out.push(this.winPools[c]![at + i]!);
     }
     if (n === 1) return typeof out[0] === 'bigint' ? out[0] : BigInt(out[0]!);
     return out;
@@ -626,15 +693,15 @@ export class Lease {
     readonly slot: number,
     private readonly resource: string,
   ) {
-    this.id = store.serial[slot]!;
+    this.id = store.serial(slot);
   }
 
   get leaseId(): string | undefined {
-    return this.store.leaseStrs[this.slot * 3];
+    return this.store.leaseId(this.slot);
   }
 
   get ownerId(): string | undefined {
-    return this.store.leaseStrs[this.slot * 3 + 1];
+    return this.store.ownerId(this.slot);
   }
 
   get fenceToken(): bigint | undefined {
@@ -643,18 +710,18 @@ export class Lease {
 
   /** When the lease was granted. */
   get grantTs(): number {
-    return this.store.grantTs[this.slot]!;
+    return this.store.grantTs(this.slot);
   }
 
   /** The lease's ttl (the last one logged, by the grant or a renewal). */
   get ttlMs(): number | undefined {
-    const t = this.store.ttl[this.slot]!;
+    const t = this.store.ttl(this.slot);
     return Number.isNaN(t) ? undefined : t;
   }
 
   /** Time of the grant or the last successful keepalive. */
   get renewTs(): number {
-    return this.store.renewTs[this.slot]!;
+    return this.store.renewTs(this.slot);
   }
 
   /** The event that ended the lease, when one was logged. */
@@ -689,7 +756,7 @@ export class Lease {
 
   /** The lease granted before this one on the resource, when the timeline keeps it. */
   get older(): Lease | undefined {
-    const o = this.store.older[this.slot]!;
+    const o = this.store.older(this.slot);
     return o === -1 ? undefined : new Lease(this.store, o, this.resource);
   }
 
@@ -700,8 +767,8 @@ export class Lease {
   endsAt(): number | undefined {
     const s = this.store;
     if (s.hasEnded(this.slot)) return s.endTime(this.slot);
-    const ttl = s.ttl[this.slot]!;
-    return Number.isNaN(ttl) ? undefined : s.renewTs[this.slot]! + ttl;
+    const ttl = s.ttl(this.slot);
+    return Number.isNaN(ttl) ? undefined : s.renewTs(this.slot) + ttl;
   }
 
   /** Not ended by a logged event, and not past its ttl since the last renewal. */
@@ -737,25 +804,25 @@ export class ResourceTimeline {
 
   /** The most recently granted lease; older ones follow `older`. At most MAX_LEASES in all. */
   get newest(): Lease | undefined {
-    const s = this.store.newest[this.id]!;
+    const s = this.store.newest(this.id);
     return s === -1 ? undefined : this.lease(s);
   }
 
   /** The write that set the highest token the resource accepted (its fenceToken is that token). */
   get highest(): LockEvent | undefined {
-    const r = this.store.highest[this.id]!;
+    const r = this.store.highest(this.id);
     return r === -1 ? undefined : this.store.events.event(r);
   }
 
   /** The highest token the resource accepted. */
   get highestToken(): bigint | undefined {
-    const r = this.store.highest[this.id]!;
+    const r = this.store.highest(this.id);
     return r === -1 ? undefined : this.store.events.fenceToken(r);
   }
 
   /** The lease of the highest token the authority granted (its fenceToken is that token). */
   get highestGranted(): Lease | undefined {
-    const s = this.store.highestGranted[this.id]!;
+    const s = this.store.highestGranted(this.id);
     return s === -1 ? undefined : this.lease(s);
   }
 
@@ -769,7 +836,7 @@ export class ResourceTimeline {
 
   /** The resource itself logs its write decisions (some write has observer "resource"). */
   get resourceLogsWrites(): boolean {
-    return (this.store.flags[this.id]! & LOGS_WRITES) !== 0;
+    return this.store.logsWrites(this.id);
   }
 
   get events(): number {
@@ -792,7 +859,7 @@ export class ResourceTimeline {
     return this.store.count(this.id, C_FINDINGS);
   }
   set findings(n: number) {
-    this.store.counts[this.id * COUNTERS + C_FINDINGS] = n;
+    this.store.setCount(this.id, C_FINDINGS, n);
   }
 
   /** The rarely used facts, when one has happened (see RareFacts; read through the getters below). */
@@ -874,8 +941,7 @@ export class ResourceTimeline {
   /** The leases kept, oldest first (a copy, for inspection). */
   get leases(): Lease[] {
     const out: Lease[] = [];
-    const older = this.store.older;
-    for (let s = this.store.newest[this.id]!; s !== -1; s = older[s]!) out.unshift(this.lease(s));
+    for (let s = this.store.newest(this.id); s !== -1; s = this.store.older(s)) out.unshift(this.lease(s));
     return out;
   }
 
@@ -887,8 +953,7 @@ export class ResourceTimeline {
 
   private holderSlot(t: number, skip?: (lease: Lease) => boolean): number {
     const store = this.store;
-    const older = store.older;
-    for (let s = store.newest[this.id]!; s !== -1; s = older[s]!) if (store.liveAt(s, t) && (skip === undefined || !skip(this.lease(s)))) return s;
+    for (let s = store.newest(this.id); s !== -1; s = store.older(s)) if (store.liveAt(s, t) && (skip === undefined || !skip(this.lease(s)))) return s;
     return -1;
   }
 
@@ -943,37 +1008,34 @@ export class ResourceTimeline {
   private findSlot(ev: Handle): number {
     const { leaseId, fenceToken, ownerId } = ev;
     const store = this.store;
-    const older = store.older;
-    const strs = store.leaseStrs;
-    const first = store.newest[this.id]!;
+    const first = store.newest(this.id);
     if (leaseId !== undefined) {
-      for (let s = first; s !== -1; s = older[s]!) if (strs[s * 3] === leaseId) return s;
+      for (let s = first; s !== -1; s = store.older(s)) if (store.leaseId(s) === leaseId) return s;
       return -1;
     }
     if (fenceToken !== undefined) {
       const key = tokenKey(fenceToken);
-      const tokens = store.token;
-      for (let s = first; s !== -1; s = older[s]!) if (tokens[s] === key && (key !== BIG || store.leaseToken(s) === fenceToken)) return s;
+      for (let s = first; s !== -1; s = store.older(s)) if (store.tokenKey(s) === key && (key !== BIG || store.leaseToken(s) === fenceToken)) return s;
       return -1;
     }
     if (ownerId !== undefined) {
-      for (let s = first; s !== -1; s = older[s]!) if (strs[s * 3 + 1] === ownerId) return s;
+      for (let s = first; s !== -1; s = store.older(s)) if (store.ownerId(s) === ownerId) return s;
     }
     return -1;
   }
 
   /** Whether a write counts as the resource's own decision (see README "Observers"). */
   isDecision(write: LockEvent): boolean {
-    return write.observer !== 'worker' || (this.store.flags[this.id]! & LOGS_WRITES) === 0;
+    return write.observer !== 'worker' || !this.store.logsWrites(this.id);
   }
 
   staleness(write: LockEvent): Staleness {
     const token = write.fenceToken;
     if (token === undefined) return 'untokened';
-    const h = this.store.highest[this.id]!;
+    const h = this.store.highest(this.id);
     if (h === -1) return 'fresh';
     const events = this.store.events;
-    const hk = events.token[h]!;
+    const hk = events.tokenKey(h);
     const key = tokenKey(token);
     if (hk !== BIG && key !== BIG) {
       if (key > hk) return 'fresh';
@@ -1014,7 +1076,7 @@ export class ResourceTimeline {
     const store = this.store;
     const leaseId = store.leaseId(s);
     if (a.leaseId !== undefined && leaseId !== undefined) return a.leaseId === leaseId;
-    if (a.fenceToken !== undefined && !Number.isNaN(store.token[s]!)) return store.sameToken(s, a.fenceToken);
+    if (a.fenceToken !== undefined && !Number.isNaN(store.tokenKey(s))) return store.sameToken(s, a.fenceToken);
     const ownerId = store.ownerId(s);
     if (a.ownerId !== undefined && ownerId !== undefined) return a.ownerId === ownerId;
     return undefined;
@@ -1028,8 +1090,7 @@ export class ResourceTimeline {
   /** Fold an event into the state. Called after the rules have seen it. */
   apply(ev: LockEvent): void {
     const store = this.store;
-    const id = this.id;
-    store.counts[id * COUNTERS + C_EVENTS]!++;
+    store.bump(this.id, C_EVENTS);
     switch (ev.type) {
       case 'acquire':
         if (ev.result === 'granted') this.grant(ev);
@@ -1073,7 +1134,7 @@ export class ResourceTimeline {
     // The grant of a new highest token always starts a new lease (a grant logged again has its lease's token).
     let highest = false;
     if (token !== undefined) {
-      const hg = store.highestGranted[id]!;
+      const hg = store.highestGranted(id);
       highest = hg === -1 || token > store.leaseToken(hg)!;
       store.rememberGrant(id, token);
     }
@@ -1081,22 +1142,16 @@ export class ResourceTimeline {
       store.renew(this.findSlot(ev), ev);
       return;
     }
-    const lease = store.newLease(ev);
-    store.bits[lease]! |= IN_LIST;
+    const lease = store.newLease(id, ev);
     if (highest) store.setHighestGranted(id, lease);
-    const older = store.older;
-    older[lease] = store.newest[id]!;
-    store.newest[id] = lease;
     // Keep every live lease and the MAX_ENDED most recent ended ones, the newest MAX_LEASES at most.
     let ended = 0;
     let count = 1;
     let prev = lease;
-    for (let l = older[lease]!; l !== -1; ) {
-      const next = older[l]!;
-      if (count >= MAX_LEASES || (store.hasEnded(l) && ++ended > MAX_ENDED)) {
-        older[prev] = next;
-        store.unlist(l);
-      } else {
+    for (let l = store.older(lease); l !== -1; ) {
+      const next = store.older(l);
+      if (count >= MAX_LEASES || (store.hasEnded(l) && ++ended > MAX_ENDED)) store.unlistAfter(prev, l);
+      else {
         count++;
         prev = l;
       }
@@ -1107,34 +1162,33 @@ export class ResourceTimeline {
   private write(ev: LockEvent): void {
     const store = this.store;
     const id = this.id;
-    if (ev.observer === 'resource') store.flags[id]! |= LOGS_WRITES;
+    if (ev.observer === 'resource') store.setLogsWrites(id);
     if (!this.isDecision(ev)) return;
     const staleness = this.staleness(ev);
     const stale = staleness === 'stale' || staleness === 'equal-other-handle';
     const rare = stale ? this.rareFacts() : undefined;
     if (rare !== undefined) rare.staleWrites++;
-    const c = id * COUNTERS;
     switch (ev.result) {
       case 'accepted':
-        store.counts[c + C_ACCEPTED]!++;
-        if (staleness === 'untokened') store.counts[c + C_WITHOUT_TOKEN]!++;
+        store.bump(id, C_ACCEPTED);
+        if (staleness === 'untokened') store.bump(id, C_WITHOUT_TOKEN);
         else if (rare !== undefined) {
           rare.staleWritesAccepted++;
           rare.firstAcceptedStale ??= { token: ev.fenceToken, highest: this.highestToken };
         } else if (staleness === 'fresh') {
           const s = this.findSlot(ev);
           const events = store.events;
-          const old = store.highest[id]!;
-          store.highest[id] = events.put(ev, s === -1 ? { resource: this.resource } : { resource: this.resource, leaseId: store.leaseId(s), ownerId: store.ownerId(s) });
+          const old = store.highest(id);
+          store.setHighest(id, events.put(ev, s === -1 ? { resource: this.resource } : { resource: this.resource, leaseId: store.leaseId(s), ownerId: store.ownerId(s) }));
           if (old !== -1) events.free(old);
         }
         break;
       case 'rejected-stale-fence':
-        store.counts[c + C_REJECTED_STALE]!++;
+        store.bump(id, C_REJECTED_STALE);
         if (rare !== undefined) rare.staleWritesExplicit++;
         break;
       default:
-        store.counts[c + C_REJECTED_OTHER]!++;
+        store.bump(id, C_REJECTED_OTHER);
         if (rare !== undefined) {
           rare.firstNotExplicit ??= { token: ev.fenceToken, highest: this.highestToken, result: ev.result };
           (rare.notExplicitResults ??= new Set()).add(keptString(ev.result, false));
