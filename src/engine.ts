@@ -116,7 +116,7 @@ export class Engine {
       busyThreshold: options.busyThreshold ?? DEFAULT_BUSY_THRESHOLD,
       busyMinAttempts: options.busyMinAttempts ?? DEFAULT_BUSY_MIN_ATTEMPTS,
     };
-    this.operations = new OperationIndex(options.maxOperations ?? DEFAULT_MAX_OPERATIONS, this.store.events);
+    this.operations = new OperationIndex(options.maxOperations ?? DEFAULT_MAX_OPERATIONS, this.store);
     this.ends = options.rules.flatMap((rule, index) => (rule.end !== undefined ? [{ rule, index }] : []));
     this.capture = options.capture;
     this.maxResources = options.maxResources ?? DEFAULT_MAX_RESOURCES;
@@ -220,9 +220,9 @@ export class Engine {
   /** Index writes by operationId: the first accepted decision, and worker views of the same write. */
   private track(timeline: ResourceTimeline, write: LockEvent): void {
     const ops = this.operations;
-    const entry = ops.touch(timeline.resource, write.operationId!);
+    const entry = ops.touch(timeline.id, write);
     if (timeline.isDecision(write)) {
-      if (write.result === 'accepted') ops.accept(entry, write, timeline.resource);
+      if (write.result === 'accepted') ops.accept(entry, write);
       // A worker's line judged for lack of a resource log is still the worker's view, should the resource log the same write later.
       if (write.observer === 'worker') ops.addView(entry, write);
       return;
@@ -300,13 +300,22 @@ export class Engine {
 
   /** Per-resource summaries, sorted by resource key. */
   resources(): ResourceSummary[] {
-    const out: ResourceSummary[] = [];
-    const t = this.store.view(0);
-    for (let id = 0; id < this.store.size; id++) {
-      t.id = id;
-      out.push(summarise(t));
+    const store = this.store;
+    const n = store.size;
+    // The ids sorted by name first, then one summary each in that order (no sort of the summaries).
+    const ids = new Int32Array(n);
+    for (let id = 0; id < n; id++) ids[id] = id;
+    ids.sort((a, b) => {
+      const x = store.name(a);
+      const y = store.name(b);
+      return x < y ? -1 : x > y ? 1 : 0;
+    });
+    const out = new Array<ResourceSummary>(n);
+    const t = store.view(0);
+    for (let i = 0; i < n; i++) {
+      t.id = ids[i]!;
+      out[i] = summarise(t);
     }
-    out.sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
     return out;
   }
 
@@ -365,7 +374,7 @@ export class Engine {
     // Worker views of the write may still come from other sources: wait out the clock-skew bound.
     let deadline = -Infinity;
     if (subject !== undefined && subject.operationId !== undefined && subject.type === 'write') {
-      const entry = this.operations.touch(timeline.resource, subject.operationId);
+      const entry = this.operations.touch(timeline.id, subject);
       this.operations.link(entry, finding);
       for (const view of this.operations.viewsAt(entry)) addEvidence(finding, { event: view, role: viewRole(view) }, this.lines);
       deadline = Math.max(this.streamTime, subject.ts) + this.options.clockSkewMs;
@@ -501,22 +510,42 @@ export function toEvidence(ref: EvidenceRef, lines?: LineReader): EvidenceItem {
 
 function summarise(t: ResourceTimeline): ResourceSummary {
   const { readiness, reason } = readinessOf(t);
+  const token = t.highestToken;
   return {
     resource: t.resource,
     readiness,
     reason,
-    highestAcceptedToken: t.highestToken === undefined ? null : t.highestToken.toString(),
+    highestAcceptedToken: token === undefined ? null : token < SMALL_TOKEN_TEXTS ? smallTokenText(Number(token)) : token.toString(),
     events: t.events,
-    writes: {
-      accepted: t.accepted,
-      rejectedStaleFence: t.rejectedStaleFence,
-      rejectedOther: t.rejectedOther,
-      withoutToken: t.withoutToken,
-    },
+    writes: writesOf(t.accepted, t.rejectedStaleFence, t.rejectedOther, t.withoutToken),
     staleWrites: t.staleWrites,
     oldHandleReleases: t.oldHandleReleases,
     findings: t.findings,
   };
+}
+
+/*
+ * A report lists every resource (a million of them, at the resource limit): a summary's parts
+ * that most resources share are made once. The text of a small token is one string per value,
+ * and a resource's write counts, frozen, are one object per combination of small counts.
+ */
+const SMALL_TOKEN_TEXTS = 4096n;
+const tokenTexts: (string | undefined)[] = [];
+
+function smallTokenText(n: number): string {
+  return (tokenTexts[n] ??= String(n));
+}
+
+type WriteCounts = ResourceSummary['writes'];
+const SMALL_COUNT = 8;
+const sharedWrites: (WriteCounts | undefined)[] = [];
+
+/** The write counts, frozen: one shared object for each combination of counts below SMALL_COUNT. */
+function writesOf(accepted: number, rejectedStaleFence: number, rejectedOther: number, withoutToken: number): WriteCounts {
+  const small = accepted < SMALL_COUNT && rejectedStaleFence < SMALL_COUNT && rejectedOther < SMALL_COUNT && withoutToken < SMALL_COUNT;
+  if (!small) return Object.freeze({ accepted, rejectedStaleFence, rejectedOther, withoutToken });
+  const key = ((accepted * SMALL_COUNT + rejectedStaleFence) * SMALL_COUNT + rejectedOther) * SMALL_COUNT + withoutToken;
+  return (sharedWrites[key] ??= Object.freeze({ accepted, rejectedStaleFence, rejectedOther, withoutToken }));
 }
 
 /** The article's readiness criterion, per resource (README "Readiness"). */

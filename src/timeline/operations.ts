@@ -2,13 +2,16 @@
  * Writes by (resource, operationId), bounded: the oldest entries are forgotten past the cap, so
  * memory does not grow with the number of operations. Ties worker and resource views of one write.
  *
- * Compact: entries are the slots of a ring (the oldest is overwritten), their fields in arrays;
- * the writes they keep are records of an EventPool (shared with the timelines', so the accepted
- * write that is also its resource's highest is kept once), built into events when asked for.
+ * Compact: entries are the slots of a ring (the oldest is overwritten), their fields in typed
+ * arrays, found through an open-addressing table of slot numbers keyed by a hash of the resource
+ * id and the operationId (no Map, no object per entry). The writes they keep are records of the
+ * timelines' EventPool (the accepted write that is also its resource's highest is one record),
+ * built into events when asked for.
  */
-import { detach, type LockEvent } from '../model/event.js';
+import { keptString, ownStrings, type LockEvent } from '../model/event.js';
 import type { Finding } from '../model/report.js';
-import { EventPool } from './pool.js';
+import type { EventPool } from './pool.js';
+import { TimelineStore } from './timeline.js';
 
 export const DEFAULT_MAX_OPERATIONS = 100_000;
 const MAX_VIEWS = 4;
@@ -26,42 +29,64 @@ export interface OperationEntry {
 
 const NONE: readonly never[] = [];
 
+/** A hash of a resource id and an operationId (FNV-1a over the UTF-16 code units). */
+function hashOf(resource: number, operationId: string): number {
+  let h = 0x811c9dc5 ^ resource;
+  for (let i = 0; i < operationId.length; i++) h = Math.imul(h ^ operationId.charCodeAt(i), 16777619);
+  return (h ^ (h >>> 15)) | 0;
+}
+
 export class OperationIndex {
-  /** operationId → the slot of its oldest entry; further entries (the same operationId on other resources) in `more`, oldest first. */
-  private readonly map = new Map<string, number>();
-  private readonly more = new Map<string, number[]>();
+  /** Per slot: the operationId, its resource, its hash; -1 for a free slot's resource. */
   private readonly operationIds: (string | undefined)[];
-  private readonly resources: (string | undefined)[];
-  /** Per slot: the accepted write's record, the first view's record (views are linked by `events.next`), -1 for none. */
+  private readonly resources: Int32Array;
+  private readonly hashes: Int32Array;
+  /** Per slot: the accepted write's record, the first view's record (views are linked by the pool's `next`), -1 for none. */
   private readonly accepted: Int32Array;
   private readonly firstView: Int32Array;
   private readonly viewCount: Uint8Array;
   private readonly linked = new Map<number, Finding[]>();
+  /** Open addressing, linear probing: slot + 1 at each position, 0 for empty; at most half full. */
+  private readonly table: Int32Array;
+  private readonly mask: number;
   private readonly events: EventPool;
   private next = 0;
 
-  constructor(max = DEFAULT_MAX_OPERATIONS, events: EventPool = new EventPool()) {
+  constructor(
+    max = DEFAULT_MAX_OPERATIONS,
+    /** The timelines' state: resource ids, and the pool the kept writes go to. */
+    private readonly store: TimelineStore = new TimelineStore(),
+  ) {
     const n = Math.max(1, max);
     this.operationIds = new Array<string | undefined>(n).fill(undefined);
-    this.resources = new Array<string | undefined>(n).fill(undefined);
+    this.resources = new Int32Array(n).fill(-1);
+    this.hashes = new Int32Array(n);
     this.accepted = new Int32Array(n).fill(-1);
     this.firstView = new Int32Array(n).fill(-1);
     this.viewCount = new Uint8Array(n);
-    this.events = events;
+    let size = 4;
+    while (size < 2 * n) size *= 2;
+    this.table = new Int32Array(size);
+    this.mask = size - 1;
+    this.events = store.events;
   }
 
   /** The entry's slot, or -1. */
-  private find(resource: string, operationId: string): number {
-    const first = this.map.get(operationId);
-    if (first === undefined) return -1;
-    if (this.resources[first] === resource) return first;
-    const list = this.more.get(operationId);
-    if (list !== undefined) for (const s of list) if (this.resources[s] === resource) return s;
-    return -1;
+  private find(resource: number, operationId: string, h: number): number {
+    const table = this.table;
+    const mask = this.mask;
+    for (let p = h & mask; ; p = (p + 1) & mask) {
+      const e = table[p]!;
+      if (e === 0) return -1;
+      const s = e - 1;
+      if (this.hashes[s] === h && this.resources[s] === resource && this.operationIds[s] === operationId) return s;
+    }
   }
 
   get(resource: string, operationId: string): OperationEntry | undefined {
-    const s = this.find(resource, operationId);
+    const id = this.store.idOf(resource);
+    if (id === -1) return undefined;
+    const s = this.find(id, operationId, hashOf(id, operationId));
     if (s === -1) return undefined;
     const self = this;
     return {
@@ -77,39 +102,35 @@ export class OperationIndex {
     };
   }
 
-  /** The entry's slot, the entry created if needed. The oldest operations are forgotten first (first in, first out). */
-  touch(resource: string, operationId: string): number {
-    const found = this.find(resource, operationId);
+  /**
+   * The slot of the write's operation on its resource (`resource`, an id of the store), the entry
+   * created if needed. The oldest operations are forgotten first (first in, first out).
+   */
+  touch(resource: number, write: LockEvent): number {
+    const operationId = write.operationId!;
+    const h = hashOf(resource, operationId);
+    const found = this.find(resource, operationId, h);
     if (found !== -1) return found;
     const s = this.next;
     this.next = (s + 1) % this.operationIds.length;
-    if (this.operationIds[s] !== undefined) this.forget(s);
-    // The key outlives its line: detached (see detach()).
-    operationId = detach(operationId);
-    this.operationIds[s] = operationId;
+    if (this.resources[s] !== -1) this.forget(s);
+    // The key outlives its line: detached (see detach()), unless the event's strings are its own.
+    this.operationIds[s] = keptString(operationId, ownStrings(write));
     this.resources[s] = resource;
-    if (!this.map.has(operationId)) this.map.set(operationId, s);
-    else {
-      let list = this.more.get(operationId);
-      if (list === undefined) this.more.set(operationId, (list = []));
-      list.push(s);
-    }
+    this.hashes[s] = h;
+    const table = this.table;
+    const mask = this.mask;
+    let p = h & mask;
+    while (table[p] !== 0) p = (p + 1) & mask;
+    table[p] = s + 1;
     return s;
   }
 
-  /** Forget the entry in slot s: the oldest of all, so the oldest stored under its operationId. */
+  /** Forget the entry in slot s (the oldest of all). */
   private forget(s: number): void {
-    const operationId = this.operationIds[s]!;
-    const list = this.more.get(operationId);
-    if (list === undefined || list.length === 0) {
-      this.more.delete(operationId);
-      this.map.delete(operationId);
-    } else {
-      this.map.set(operationId, list.shift()!);
-      if (list.length === 0) this.more.delete(operationId);
-    }
+    this.unindex(s);
     this.operationIds[s] = undefined;
-    this.resources[s] = undefined;
+    this.resources[s] = -1;
     if (this.accepted[s] !== -1) this.events.free(this.accepted[s]!);
     this.accepted[s] = -1;
     for (let v = this.firstView[s]!; v !== -1; ) {
@@ -122,9 +143,28 @@ export class OperationIndex {
     this.linked.delete(s);
   }
 
+  /** Take slot s out of the table, shifting back the entries after it that probed past it. */
+  private unindex(s: number): void {
+    const table = this.table;
+    const mask = this.mask;
+    let p = this.hashes[s]! & mask;
+    while (table[p] !== s + 1) p = (p + 1) & mask;
+    table[p] = 0;
+    for (let q = (p + 1) & mask; table[q] !== 0; q = (q + 1) & mask) {
+      const e = table[q]!;
+      const home = this.hashes[e - 1]! & mask;
+      // Move e into the hole when its home position is not between the hole and q (cyclically).
+      if ((q > p && (home <= p || home > q)) || (q < p && home <= p && home > q)) {
+        table[p] = e;
+        table[q] = 0;
+        p = q;
+      }
+    }
+  }
+
   /** The first accepted decision for the operation, kept unless one is already. */
-  accept(s: number, write: LockEvent, resource: string): void {
-    if (this.accepted[s] === -1) this.accepted[s] = this.events.put(write, { resource });
+  accept(s: number, write: LockEvent): void {
+    if (this.accepted[s] === -1) this.accepted[s] = this.events.put(write, this.resources[s]!);
   }
 
   /** Add a worker's view (at most MAX_VIEWS); false when there is no more room. */
@@ -132,7 +172,7 @@ export class OperationIndex {
     const n = this.viewCount[s]!;
     if (n >= MAX_VIEWS) return false;
     const events = this.events;
-    const r = events.put(view);
+    const r = events.put(view, this.resources[s]!);
     events.setNext(r, -1);
     if (n === 0) this.firstView[s] = r;
     else {

@@ -28,6 +28,13 @@ export function grownI32(a: Int32Array<ArrayBuffer>, need: number, fill = 0): In
   return b;
 }
 
+export function grownU32(a: Uint32Array<ArrayBuffer>, need: number): Uint32Array<ArrayBuffer> {
+  if (need < a.length) return a;
+  const b = new Uint32Array(capacityFor(a.length, need));
+  b.set(a);
+  return b;
+}
+
 /** Capacity for index `need`: twice as much as now, at least 256. */
 function capacityFor(now: number, need: number): number {
   return Math.max(256, need + 1, now * 2);
@@ -157,49 +164,70 @@ export function resultOf(meta: number): string {
   return RESULT_LIST[(meta >> 5) & 15]!;
 }
 
-// --- Kept events ---------------------------------------------------------------------------------
+// --- Line numbers ------------------------------------------------------------------------------
 
-/** Values a kept event may share with state that holds the same ones (one string per resource, per lease). */
-export interface SharedStrings {
-  readonly resource: string;
-  readonly leaseId?: string;
-  readonly ownerId?: string;
+/** Line numbers are kept as 32-bit integers; a larger one (a file of more than 2^31 lines) as LONG_LINE, the number beside. */
+const LONG_LINE = -2;
+
+/** The integer a line number is kept as at `at` of `ints`; larger ones go to `long`. */
+export function putLine(ints: Int32Array, at: number, line: number, long: Map<number, number>): void {
+  if (line <= 0x7fffffff) ints[at] = line;
+  else {
+    ints[at] = LONG_LINE;
+    long.set(at, line);
+  }
 }
 
+export function lineAt(ints: Int32Array, at: number, long: Map<number, number>): number {
+  const v = ints[at]!;
+  return v === LONG_LINE ? long.get(at)! : v;
+}
+
+// --- Kept events ---------------------------------------------------------------------------------
+
 // Kept-event records: doubles at stride EF, integers at stride EI (a record's numbers are together).
-const EF = 5;
+const EF = 4;
 const E_TS = 0;
 const E_TOKEN = 1;
 const E_TTL = 2;
-const E_LINE = 3;
-const E_OFFSET = 4;
-const EI = 4;
+const E_OFFSET = 3;
+const EI = 6;
 const E_BYTES = 0;
 const E_ORIGIN = 1;
 /** The holder's list link, or the free list's. */
 const E_NEXT = 2;
 /** packMeta (bits 0-8) and the count of holders (from bit 9). */
 const E_META = 3;
+const E_LINE = 4;
+/** The resource's id in the store (names). */
+const E_RESOURCE = 5;
 const META_BITS = 0x1ff;
 const REF = 1 << 9;
+
+/** Strings a kept event may share with state that holds the same ones (one string per lease). */
+export interface SharedStrings {
+  readonly leaseId?: string;
+  readonly ownerId?: string;
+}
 
 /**
  * Kept events, one record each in typed arrays: what keep() would copy, field for field, and the
  * same LockEvent when built back (`event()`). Records are allocated and freed by the state that
  * holds them (a free list), and counted: the same event kept twice in a row (by the operation
  * index, then as its resource's highest write) is one record. `next` links records into short
- * lists for their holder.
+ * lists for their holder. A record names its resource by id (`names` gives the name).
  */
 export class EventPool {
   private f = new Float64Array(0);
   private i = new Int32Array(0);
-  /** Four strings a record: resource, ownerId, leaseId, operationId. */
+  /** Three strings a record: ownerId, leaseId, operationId. */
   private strs: (string | undefined)[] = [];
   /** A kept write's text or display fields (undefined for most: by reference). */
   private extra: (string | Readonly<Record<string, unknown>> | undefined)[] = [];
-  /** Tokens that are not exact as doubles, and events whose type, observer or result is not canonical. */
+  /** Tokens that are not exact as doubles, events whose type, observer or result is not canonical, line numbers above 2^31. */
   private readonly bigs = new Map<number, bigint>();
   private readonly odd = new Map<number, { type: string; observer: string; result: string }>();
+  private readonly longLines = new Map<number, number>();
   private freeHead = -1;
   private size = 0;
   /** The event put last and its record. */
@@ -208,11 +236,15 @@ export class EventPool {
   /** Records held. */
   live = 0;
 
-  constructor(readonly origins: Origins = new Origins()) {}
+  constructor(
+    /** Resource names by id. */
+    private readonly names: readonly string[],
+    readonly origins: Origins = new Origins(),
+  ) {}
 
-  /** Keep a copy of `ev` (as keep() would make it); returns its record. */
-  put(ev: LockEvent, shared?: SharedStrings): number {
-    if (ev === this.lastEvent) {
+  /** Keep a copy of `ev`, an event of resource `resource` (an id of `names`), as keep() would make it; returns its record. */
+  put(ev: LockEvent, resource: number, shared?: SharedStrings): number {
+    if (ev === this.lastEvent && this.i[this.lastRecord * EI + E_RESOURCE] === resource) {
       this.i[this.lastRecord * EI + E_META]! += REF;
       return this.lastRecord;
     }
@@ -235,7 +267,8 @@ export class EventPool {
     f[fo + E_TOKEN] = t;
     if (t === BIG) this.bigs.set(r, ev.fenceToken!);
     f[fo + E_TTL] = ev.ttlMs === undefined ? NONE : ev.ttlMs;
-    f[fo + E_LINE] = ev.line;
+    putLine(i, io + E_LINE, ev.line, this.longLines);
+    i[io + E_RESOURCE] = resource;
     i[io + E_ORIGIN] = this.origins.ref(ev.file, ev.source);
     const meta = packMeta(ev.type, ev.observer, ev.result);
     i[io + E_META] = meta | REF;
@@ -248,12 +281,11 @@ export class EventPool {
     // Strings of an event by reference that holds neither its line nor a record are its own (see keep()).
     const own = ownStrings(ev);
     const s = shared;
-    const k = r * 4;
+    const k = r * 3;
     const strs = this.strs;
-    strs[k] = s !== undefined && s.resource === ev.resource ? s.resource : keptString(ev.resource, own);
-    strs[k + 1] = s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : ev.ownerId === undefined ? undefined : keptString(ev.ownerId, own);
-    strs[k + 2] = s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : ev.leaseId === undefined ? undefined : keptString(ev.leaseId, own);
-    strs[k + 3] = ev.operationId === undefined ? undefined : keptString(ev.operationId, own);
+    strs[k] = s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : ev.ownerId === undefined ? undefined : keptString(ev.ownerId, own);
+    strs[k + 1] = s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : ev.leaseId === undefined ? undefined : keptString(ev.leaseId, own);
+    strs[k + 2] = ev.operationId === undefined ? undefined : keptString(ev.operationId, own);
     return r;
   }
 
@@ -271,9 +303,10 @@ export class EventPool {
     this.origins.unref(i[io + E_ORIGIN]!);
     if (this.f[r * EF + E_TOKEN] === BIG) this.bigs.delete(r);
     if (!metaExact(i[io + E_META]!)) this.odd.delete(r);
-    const k = r * 4;
+    if (i[io + E_LINE] === LONG_LINE) this.longLines.delete(io + E_LINE);
+    const k = r * 3;
     const strs = this.strs;
-    strs[k] = strs[k + 1] = strs[k + 2] = strs[k + 3] = undefined;
+    strs[k] = strs[k + 1] = strs[k + 2] = undefined;
     this.extra[r] = undefined;
     i[io + E_NEXT] = this.freeHead;
     this.freeHead = r;
@@ -310,41 +343,42 @@ export class EventPool {
   }
 
   ownerId(r: number): string | undefined {
-    return this.strs[r * 4 + 1];
+    return this.strs[r * 3];
   }
 
   leaseId(r: number): string | undefined {
-    return this.strs[r * 4 + 2];
+    return this.strs[r * 3 + 1];
   }
 
   /** The kept event, built (a new object each time: callers that compare events by identity keep one). */
   event(r: number): LockEvent {
     const f = this.f;
+    const i = this.i;
     const fo = r * EF;
     const io = r * EI;
-    const m = this.i[io + E_META]! & META_BITS;
+    const m = i[io + E_META]! & META_BITS;
     const odd = metaExact(m) ? undefined : this.odd.get(r);
-    const k = r * 4;
+    const k = r * 3;
     const strs = this.strs;
     const extra = this.extra[r];
     const ttl = f[fo + E_TTL]!;
     const offset = f[fo + E_OFFSET]!;
-    const bytes = this.i[io + E_BYTES]!;
-    const o = this.i[io + E_ORIGIN]!;
+    const bytes = i[io + E_BYTES]!;
+    const o = i[io + E_ORIGIN]!;
     return new KeptEvent(
       f[fo + E_TS]!,
       odd !== undefined && (m & 7) === 7 ? (odd.type as EventType) : typeOf(m),
-      strs[k]!,
+      this.names[i[io + E_RESOURCE]!]!,
+      strs[k],
       strs[k + 1],
       strs[k + 2],
-      strs[k + 3],
       this.fenceToken(r),
       Number.isNaN(ttl) ? undefined : ttl,
       odd !== undefined && ((m >> 5) & 15) === OTHER ? odd.result : resultOf(m),
       odd !== undefined && ((m >> 3) & 3) === 3 ? (odd.observer as Observer) : observerOf(m),
       this.origins.source(o),
       this.origins.file(o),
-      f[fo + E_LINE]!,
+      lineAt(i, io + E_LINE, this.longLines),
       typeof extra === 'string' ? extra : undefined,
       typeof extra === 'object' ? extra : undefined,
       Number.isNaN(offset) ? undefined : offset,

@@ -14,7 +14,7 @@
  * with events.
  */
 import { KeptEvent, keptString, type LockEvent } from '../model/event.js';
-import { BIG, EventPool, grownF64, grownI32, metaExact, NONE, observerOf, Origins, packMeta, resultOf, tokenKey, tokenOfKey, typeOf } from './pool.js';
+import { BIG, EventPool, grownF64, grownI32, grownU32, lineAt, metaExact, NONE, observerOf, Origins, packMeta, putLine, resultOf, tokenKey, tokenOfKey, typeOf } from './pool.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
@@ -57,17 +57,14 @@ export interface RareFacts {
 }
 
 // Lease numbers: doubles at stride LF, integers at stride LI (a lease's numbers are together).
-const LF = 9;
+const LF = 6;
 const L_SERIAL = 0;
 const L_GRANT_TS = 1;
 const L_RENEW_TS = 2;
 const L_TTL = 3;
 const L_TOKEN = 4;
-const L_GRANT_LINE = 5;
-const L_RENEW_LINE = 6;
-const L_END_TS = 7;
-const L_END_LINE = 8;
-const LI = 6;
+const L_END_TS = 5;
+const LI = 9;
 const L_GRANT_ORIGIN = 0;
 /** -1 when the last renewal came from the grant's file and source. */
 const L_RENEW_ORIGIN = 1;
@@ -77,6 +74,9 @@ const L_OLDER = 3;
 const L_BITS = 4;
 /** The inline end's endMeta, or the end's record (END_RECORD). */
 const L_END = 5;
+const L_GRANT_LINE = 6;
+const L_RENEW_LINE = 7;
+const L_END_LINE = 8;
 
 // L_BITS: grant observer (bits 0-1), last renewal's observer (bits 2-3), and flags.
 const RENEW_OBSERVER_SHIFT = 2;
@@ -103,8 +103,8 @@ function observerBits(o: string): number {
   return o === 'authority' ? 0 : o === 'worker' ? 1 : 2;
 }
 
-// Resource numbers: counters (doubles) at stride RF, integers at stride RI.
-const RF = 6;
+// Resource numbers: counters at stride RC, integers at stride RI.
+const RC = 6;
 const C_EVENTS = 0;
 const C_ACCEPTED = 1;
 const C_REJECTED_STALE = 2;
@@ -121,6 +121,8 @@ const R_WIN_AT = 3;
 /** Window class (bits 0-7), tokens in the window (bits 8-15), next to replace once full (bits 16-23), flags (bits 24-30). */
 const R_WIN = 4;
 const LOGS_WRITES = 1 << 24;
+/** A counter value that means: the count is in bigCounts. */
+const SPILLED = 0xffffffff;
 
 /** Granted-window classes: class c holds up to 2^c tokens (1 to 64); OBJECT_WINDOW keeps an array that may hold BigInts. */
 const WINDOW_CLASSES = 7;
@@ -139,7 +141,9 @@ export class TimelineStore {
   readonly origins: Origins;
   private readonly ids = new Map<string, number>();
   private readonly names: string[] = [];
-  private rf = new Float64Array(0);
+  /** Counters, 32 bits each; one that reaches SPILLED goes on in `bigCounts`. */
+  private rc = new Uint32Array(0);
+  private readonly bigCounts = new Map<number, number>();
   private ri = new Int32Array(0);
   readonly rare = new Map<number, RareFacts>();
   /** Rule slots of each resource that has one (index: the engine's slot number). */
@@ -155,6 +159,7 @@ export class TimelineStore {
   private leaseStrs: (string | undefined)[] = [];
   private readonly grantOps = new Map<number, string>();
   private readonly leaseBigs = new Map<number, bigint>();
+  private readonly longLines = new Map<number, number>();
   private readonly grantTtls = new Map<number, number | undefined>();
   private leaseSize = 0;
   private leaseFree = -1;
@@ -162,7 +167,7 @@ export class TimelineStore {
 
   constructor() {
     this.origins = new Origins();
-    this.events = new EventPool(this.origins);
+    this.events = new EventPool(this.names, this.origins);
   }
 
   get size(): number {
@@ -183,7 +188,7 @@ export class TimelineStore {
     const id = this.names.length;
     this.names.push(resource);
     this.ids.set(resource, id);
-    this.rf = grownF64(this.rf, (id + 1) * RF - 1);
+    this.rc = grownU32(this.rc, (id + 1) * RC - 1);
     this.ri = grownI32(this.ri, (id + 1) * RI - 1);
     const o = id * RI;
     this.ri[o + R_NEWEST] = -1;
@@ -199,15 +204,27 @@ export class TimelineStore {
   }
 
   count(id: number, counter: number): number {
-    return this.rf[id * RF + counter]!;
+    const o = id * RC + counter;
+    const v = this.rc[o]!;
+    return v === SPILLED ? this.bigCounts.get(o)! : v;
   }
 
   bump(id: number, counter: number): void {
-    this.rf[id * RF + counter]!++;
+    const o = id * RC + counter;
+    const v = this.rc[o]!;
+    if (v < SPILLED - 1) this.rc[o] = v + 1;
+    else this.setCount(id, counter, this.count(id, counter) + 1);
   }
 
   setCount(id: number, counter: number, n: number): void {
-    this.rf[id * RF + counter] = n;
+    const o = id * RC + counter;
+    if (n < SPILLED) {
+      this.rc[o] = n;
+      this.bigCounts.delete(o);
+    } else {
+      this.rc[o] = SPILLED;
+      this.bigCounts.set(o, n);
+    }
   }
 
   /** The resource's newest lease (-1 for none). */
@@ -258,8 +275,8 @@ export class TimelineStore {
     const t = tokenKey(grant.fenceToken);
     f[fo + L_TOKEN] = t;
     if (t === BIG) this.leaseBigs.set(s, grant.fenceToken!);
-    f[fo + L_GRANT_LINE] = grant.line;
-    f[fo + L_RENEW_LINE] = 0;
+    putLine(i, io + L_GRANT_LINE, grant.line, this.longLines);
+    i[io + L_RENEW_LINE] = 0;
     i[io + L_GRANT_ORIGIN] = this.origins.ref(grant.file, grant.source);
     i[io + L_RENEW_ORIGIN] = -1;
     i[io + L_OLDER] = this.ri[id * RI + R_NEWEST]!;
@@ -291,6 +308,7 @@ export class TimelineStore {
     if (this.lf[s * LF + L_TOKEN] === BIG) this.leaseBigs.delete(s);
     if ((b & GRANT_TTL_KEPT) !== 0) this.grantTtls.delete(s);
     if ((b & GRANT_OPERATION) !== 0) this.grantOps.delete(s);
+    if (this.longLines.size > 0) for (const k of [L_GRANT_LINE, L_RENEW_LINE, L_END_LINE]) this.longLines.delete(io + k);
     this.leaseStrs[s * 2] = this.leaseStrs[s * 2 + 1] = undefined;
     i[io + L_BITS] = 0;
     this.lf[s * LF + L_SERIAL] = 0;
@@ -396,7 +414,7 @@ export class TimelineStore {
       }
       f[fo + L_TTL] = ev.ttlMs;
     }
-    f[fo + L_RENEW_LINE] = ev.line;
+    putLine(i, io + L_RENEW_LINE, ev.line, this.longLines);
     const grantFrom = i[io + L_GRANT_ORIGIN]!;
     const from = i[io + L_RENEW_ORIGIN]!;
     const origins = this.origins;
@@ -413,7 +431,7 @@ export class TimelineStore {
   }
 
   /** The event that ended the lease, and how (once). */
-  endLease(s: number, resource: string, ev: LockEvent, kind: LeaseEnd): void {
+  endLease(s: number, id: number, ev: LockEvent, kind: LeaseEnd): void {
     const meta = packMeta(ev.type, ev.observer, ev.result);
     const io = s * LI;
     const fo = s * LF;
@@ -431,11 +449,11 @@ export class TimelineStore {
       (ev.fenceToken === undefined || this.sameToken(s, ev.fenceToken));
     if (inline) {
       this.lf[fo + L_END_TS] = ev.ts;
-      this.lf[fo + L_END_LINE] = ev.line;
+      putLine(this.li, io + L_END_LINE, ev.line, this.longLines);
       this.li[io + L_END_ORIGIN] = this.origins.ref(ev.file, ev.source);
       this.li[io + L_END] = meta | (ev.ownerId !== undefined ? END_OWNER : 0) | (ev.leaseId !== undefined ? END_LEASE : 0) | (ev.fenceToken !== undefined ? END_TOKEN : 0);
     } else {
-      this.li[io + L_END] = this.events.put(ev, { resource, leaseId, ownerId });
+      this.li[io + L_END] = this.events.put(ev, id, { leaseId, ownerId });
       b |= END_RECORD;
     }
     // After its owner released it, the lease's last renewal is no longer evidence of anything.
@@ -471,7 +489,7 @@ export class TimelineStore {
       observerOf(m),
       this.origins.source(o),
       this.origins.file(o),
-      this.lf[s * LF + L_END_LINE]!,
+      lineAt(this.li, io + L_END_LINE, this.longLines),
     );
   }
 
@@ -502,7 +520,7 @@ export class TimelineStore {
       OBSERVERS_BY_BITS[b & 3]!,
       this.origins.source(o),
       this.origins.file(o),
-      this.lf[fo + L_GRANT_LINE]!,
+      lineAt(this.li, s * LI + L_GRANT_LINE, this.longLines),
     );
   }
 
@@ -526,7 +544,7 @@ export class TimelineStore {
       OBSERVERS_BY_BITS[(b >> RENEW_OBSERVER_SHIFT) & 3]!,
       this.origins.source(o),
       this.origins.file(o),
-      this.lf[fo + L_RENEW_LINE]!,
+      lineAt(this.li, io + L_RENEW_LINE, this.longLines),
     );
   }
 
@@ -1103,7 +1121,7 @@ export class ResourceTimeline {
       case 'expire':
       case 'revoke': {
         const s = this.expirySlot(ev);
-        if (s !== -1) store.endLease(s, this.resource, ev, ev.type);
+        if (s !== -1) store.endLease(s, this.id, ev, ev.type);
         break;
       }
       case 'release': {
@@ -1116,8 +1134,8 @@ export class ResourceTimeline {
         if (ev.result === 'released') {
           // The own lease is judged before the victim is ended (as endingsOf() tells them).
           const own = this.ownReleaseSlot(ev, victim);
-          if (victim !== -1) store.endLease(victim, this.resource, ev, 'released-by-old-handle');
-          if (own !== -1) store.endLease(own, this.resource, ev, 'release');
+          if (victim !== -1) store.endLease(victim, this.id, ev, 'released-by-old-handle');
+          if (own !== -1) store.endLease(own, this.id, ev, 'release');
         }
         break;
       }
@@ -1179,7 +1197,7 @@ export class ResourceTimeline {
           const s = this.findSlot(ev);
           const events = store.events;
           const old = store.highest(id);
-          store.setHighest(id, events.put(ev, s === -1 ? { resource: this.resource } : { resource: this.resource, leaseId: store.leaseId(s), ownerId: store.ownerId(s) }));
+          store.setHighest(id, events.put(ev, id, s === -1 ? undefined : { leaseId: store.leaseId(s), ownerId: store.ownerId(s) }));
           if (old !== -1) events.free(old);
         }
         break;
