@@ -123,6 +123,11 @@ export class Origins {
     return this.files[id]!;
   }
 
+  /** Pairs held now. */
+  get live(): number {
+    return this.files.length - this.free.length;
+  }
+
   source(id: number): string {
     return this.sources[id]!;
   }
@@ -277,7 +282,9 @@ export class EventPool {
     const d = keptDisplay(ev);
     f[fo + E_OFFSET] = d.offset === undefined ? NONE : d.offset;
     i[io + E_BYTES] = d.bytes === undefined ? -1 : d.bytes;
-    this.extra[r] = d.text ?? d.fields;
+    // Most records have none (by reference): the array grows only as far as records that have one.
+    const extra = d.text ?? d.fields;
+    if (extra !== undefined || r < this.extra.length) this.extra[r] = extra;
     // Strings of an event by reference that holds neither its line nor a record are its own (see keep()).
     const own = ownStrings(ev);
     const s = shared;
@@ -307,7 +314,7 @@ export class EventPool {
     const k = r * 3;
     const strs = this.strs;
     strs[k] = strs[k + 1] = strs[k + 2] = undefined;
-    this.extra[r] = undefined;
+    if (r < this.extra.length) this.extra[r] = undefined;
     i[io + E_NEXT] = this.freeHead;
     this.freeHead = r;
   }

@@ -105,12 +105,14 @@ function observerBits(o: string): number {
 
 // Resource numbers: counters at stride RC, integers at stride RI.
 const RC = 6;
-const C_EVENTS = 0;
-const C_ACCEPTED = 1;
-const C_REJECTED_STALE = 2;
-const C_REJECTED_OTHER = 3;
-const C_WITHOUT_TOKEN = 4;
-const C_FINDINGS = 5;
+/** A resource's counters, by index (TimelineStore.count()). */
+export const Counter = { events: 0, accepted: 1, rejectedStaleFence: 2, rejectedOther: 3, withoutToken: 4, findings: 5 } as const;
+const C_EVENTS = Counter.events;
+const C_ACCEPTED = Counter.accepted;
+const C_REJECTED_STALE = Counter.rejectedStaleFence;
+const C_REJECTED_OTHER = Counter.rejectedOther;
+const C_WITHOUT_TOKEN = Counter.withoutToken;
+const C_FINDINGS = Counter.findings;
 const RI = 5;
 const R_NEWEST = 0;
 const R_HIGHEST_GRANTED = 1;
