@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { analyze, Engine, rules } from '../src/index.js';
 import type { LockEvent } from '../src/model/event.js';
 import { OperationIndex } from '../src/timeline/operations.js';
+import { Texts } from '../src/timeline/pool.js';
 import { Counter, ResourceTimeline, TimelineStore } from '../src/timeline/timeline.js';
 
 const T0 = Date.UTC(2026, 2, 1, 10);
@@ -172,5 +173,29 @@ describe('operation index', () => {
       }
     }
     expect(store.events.live).toBe(max);
+  });
+});
+
+describe('identifiers kept as code units', () => {
+  it('gives back every string exactly, at each block size and past it, and reuses freed blocks', () => {
+    const texts = new Texts();
+    const samples = ['', 'a', 'l1-2', '\ud800', 'é-ü-☃', '😀'.repeat(4)];
+    for (const n of [7, 8, 15, 16, 31, 32, 63, 64, 200]) samples.push('x'.repeat(n - 1) + 'ÿ');
+    const handles = samples.map((s) => texts.put(s));
+    samples.forEach((s, i) => {
+      expect(texts.get(handles[i]!)).toBe(s);
+      expect(texts.is(handles[i]!, s)).toBe(true);
+      expect(texts.is(handles[i]!, s + 'y')).toBe(false);
+      expect(texts.is(handles[i]!, undefined)).toBe(false);
+    });
+    expect(texts.put(undefined)).toBe(-1);
+    expect(texts.is(-1, undefined)).toBe(true);
+    expect(texts.live).toBe(samples.length);
+    handles.forEach((h) => texts.free(h));
+    expect(texts.live).toBe(0);
+    // Freed blocks are reused, and hold the new string only.
+    const again = texts.put('x'.repeat(14) + 'ÿ');
+    expect(handles).toContain(again);
+    expect(texts.get(again)).toBe('x'.repeat(14) + 'ÿ');
   });
 });

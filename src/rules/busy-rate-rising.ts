@@ -1,6 +1,6 @@
 import { keep, recordOf, type LockEvent } from '../model/event.js';
 import { isoOf } from '../model/time.js';
-import { grownF64 } from '../timeline/pool.js';
+import { grown } from '../timeline/pool.js';
 import { Reservoir } from '../timeline/stats.js';
 import { defineRule, type EvidenceRef, type Handler, type RuleContext } from './types.js';
 
@@ -20,9 +20,9 @@ class Windows {
   /** Room for resource r. */
   reserve(r: number): void {
     if (r < this.start.length) return;
-    this.start = grownF64(this.start, r, Number.NaN);
-    this.attempts = grownF64(this.attempts, r);
-    this.busy = grownF64(this.busy, r);
+    this.start = grown(this.start, r, Number.NaN);
+    this.attempts = grown(this.attempts, r);
+    this.busy = grown(this.busy, r);
   }
 }
 

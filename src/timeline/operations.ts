@@ -8,7 +8,7 @@
  * timelines' EventPool (the accepted write that is also its resource's highest is one record),
  * built into events when asked for.
  */
-import { keptString, ownStrings, type LockEvent } from '../model/event.js';
+import type { LockEvent } from '../model/event.js';
 import type { Finding } from '../model/report.js';
 import type { EventPool } from './pool.js';
 import { TimelineStore } from './timeline.js';
@@ -37,8 +37,8 @@ function hashOf(resource: number, operationId: string): number {
 }
 
 export class OperationIndex {
-  /** Per slot: the operationId, its resource, its hash; -1 for a free slot's resource. */
-  private readonly operationIds: (string | undefined)[];
+  /** Per slot: the operationId (a handle in the store's texts), its resource, its hash; -1 for a free slot's resource. */
+  private readonly operationIds: Int32Array;
   private readonly resources: Int32Array;
   private readonly hashes: Int32Array;
   /** Per slot: the accepted write's record, the first view's record (views are linked by the pool's `next`), -1 for none. */
@@ -58,7 +58,7 @@ export class OperationIndex {
     private readonly store: TimelineStore = new TimelineStore(),
   ) {
     const n = Math.max(1, max);
-    this.operationIds = new Array<string | undefined>(n).fill(undefined);
+    this.operationIds = new Int32Array(n).fill(-1);
     this.resources = new Int32Array(n).fill(-1);
     this.hashes = new Int32Array(n);
     this.accepted = new Int32Array(n).fill(-1);
@@ -79,7 +79,7 @@ export class OperationIndex {
       const e = table[p]!;
       if (e === 0) return -1;
       const s = e - 1;
-      if (this.hashes[s] === h && this.resources[s] === resource && this.operationIds[s] === operationId) return s;
+      if (this.hashes[s] === h && this.resources[s] === resource && this.store.texts.is(this.operationIds[s]!, operationId)) return s;
     }
   }
 
@@ -112,10 +112,9 @@ export class OperationIndex {
     const found = this.find(resource, operationId, h);
     if (found !== -1) return found;
     const s = this.next;
-    this.next = (s + 1) % this.operationIds.length;
+    this.next = (s + 1) % this.resources.length;
     if (this.resources[s] !== -1) this.forget(s);
-    // The key outlives its line: detached (see detach()), unless the event's strings are its own.
-    this.operationIds[s] = keptString(operationId, ownStrings(write));
+    this.operationIds[s] = this.store.texts.put(operationId);
     this.resources[s] = resource;
     this.hashes[s] = h;
     const table = this.table;
@@ -129,7 +128,8 @@ export class OperationIndex {
   /** Forget the entry in slot s (the oldest of all). */
   private forget(s: number): void {
     this.unindex(s);
-    this.operationIds[s] = undefined;
+    this.store.texts.free(this.operationIds[s]!);
+    this.operationIds[s] = -1;
     this.resources[s] = -1;
     if (this.accepted[s] !== -1) this.events.free(this.accepted[s]!);
     this.accepted[s] = -1;

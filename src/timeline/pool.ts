@@ -12,26 +12,11 @@ import { EVENT_TYPES, KeptEvent, OBSERVERS, keptDisplay, keptString, ownStrings,
  * space, not memory, once an array is large (the allocator maps it, and the system gives a page only
  * when it is first written).
  */
-export function grownF64(a: Float64Array<ArrayBuffer>, need: number, fill = 0): Float64Array<ArrayBuffer> {
+export function grown<T extends Float64Array<ArrayBuffer> | Int32Array<ArrayBuffer> | Uint32Array<ArrayBuffer>>(a: T, need: number, fill = 0): T {
   if (need < a.length) return a;
-  const b = new Float64Array(capacityFor(a.length, need));
-  b.set(a);
+  const b = new (a.constructor as new (length: number) => T)(capacityFor(a.length, need));
+  (b as Float64Array<ArrayBuffer>).set(a);
   if (fill !== 0) b.fill(fill, a.length);
-  return b;
-}
-
-export function grownI32(a: Int32Array<ArrayBuffer>, need: number, fill = 0): Int32Array<ArrayBuffer> {
-  if (need < a.length) return a;
-  const b = new Int32Array(capacityFor(a.length, need));
-  b.set(a);
-  if (fill !== 0) b.fill(fill, a.length);
-  return b;
-}
-
-export function grownU32(a: Uint32Array<ArrayBuffer>, need: number): Uint32Array<ArrayBuffer> {
-  if (need < a.length) return a;
-  const b = new Uint32Array(capacityFor(a.length, need));
-  b.set(a);
   return b;
 }
 
@@ -60,6 +45,11 @@ const smallTokens: bigint[] = Array.from({ length: SMALL }, (_, i) => BigInt(i))
 /** The token a double stands for (not BIG or NONE). */
 export function tokenOfKey(key: number): bigint {
   return key < SMALL ? smallTokens[key]! : BigInt(key);
+}
+
+/** The token kept as `key` for `at`: undefined for NONE, from `bigs` for BIG. */
+export function tokenAt(key: number, bigs: ReadonlyMap<number, bigint>, at: number): bigint | undefined {
+  return key === BIG ? bigs.get(at)! : Number.isNaN(key) ? undefined : tokenOfKey(key);
 }
 
 // --- Origins -------------------------------------------------------------------------------------
@@ -94,7 +84,7 @@ export class Origins {
         const s = source === file ? file : keptString(source, false);
         this.files[id] = file;
         this.sources[id] = s;
-        if (id >= this.refs.length) this.refs = grownI32(this.refs, id);
+        if (id >= this.refs.length) this.refs = grown(this.refs, id);
         this.refs[id] = 0;
         bySource.set(s, id);
       }
@@ -130,6 +120,85 @@ export class Origins {
 
   source(id: number): string {
     return this.sources[id]!;
+  }
+}
+
+// --- Identifiers as code units --------------------------------------------------------------------
+
+/**
+ * Identifiers that state keeps one of per lease or per write (lease ids, operation ids) as UTF-16
+ * code units in typed arrays, not as strings: a string per lease and per write would be an object
+ * on the heap for as long as the lease, and garbage for the collector after. Blocks of 8, 16, 32
+ * or 64 units (the first holds the length), reused once let go; a longer identifier is kept as a
+ * string. A handle is a number: -1 for none, the block's place and class, or -2 - k for the k-th
+ * long one. Exact: any string's code units, lone surrogates included.
+ */
+export class Texts {
+  private readonly pools: Uint16Array<ArrayBuffer>[] = [new Uint16Array(0), new Uint16Array(0), new Uint16Array(0), new Uint16Array(0)];
+  private readonly used = [0, 0, 0, 0];
+  private readonly freeBlocks: number[][] = [[], [], [], []];
+  private readonly long: (string | undefined)[] = [];
+  private readonly longFree: number[] = [];
+  /** Identifiers held. */
+  live = 0;
+
+  put(s: string | undefined): number {
+    if (s === undefined) return -1;
+    this.live++;
+    const n = s.length;
+    if (n > 63) {
+      const k = this.longFree.length > 0 ? this.longFree.pop()! : this.long.length;
+      this.long[k] = keptString(s, false);
+      return -2 - k;
+    }
+    const c = n < 8 ? 0 : n < 16 ? 1 : n < 32 ? 2 : 3;
+    let at = this.freeBlocks[c]!.pop();
+    if (at === undefined) {
+      at = this.used[c]!;
+      const size = 8 << c;
+      this.used[c] = at + size;
+      let pool = this.pools[c]!;
+      if (at + size > pool.length) {
+        const grown = new Uint16Array(Math.max(1024, 2 * pool.length, at + size));
+        grown.set(pool);
+        this.pools[c] = pool = grown;
+      }
+    }
+    const pool = this.pools[c]!;
+    pool[at] = n;
+    for (let i = 0; i < n; i++) pool[at + 1 + i] = s.charCodeAt(i);
+    return at * 4 + c;
+  }
+
+  /** Let an identifier go. */
+  free(h: number): void {
+    if (h === -1) return;
+    this.live--;
+    if (h < -1) {
+      this.long[-2 - h] = undefined;
+      this.longFree.push(-2 - h);
+    } else this.freeBlocks[h & 3]!.push(h >>> 2);
+  }
+
+  /** Whether the identifier is `s` (none is undefined). */
+  is(h: number, s: string | undefined): boolean {
+    if (s === undefined || h === -1) return s === undefined && h === -1;
+    if (h < -1) return this.long[-2 - h] === s;
+    const pool = this.pools[h & 3]!;
+    const at = h >>> 2;
+    const n = s.length;
+    if (pool[at] !== n) return false;
+    for (let i = 0; i < n; i++) if (pool[at + 1 + i] !== s.charCodeAt(i)) return false;
+    return true;
+  }
+
+  /** The identifier as a string (a new one each time; undefined for none). */
+  get(h: number): string | undefined {
+    if (h === -1) return undefined;
+    if (h < -1) return this.long[-2 - h];
+    const pool = this.pools[h & 3]!;
+    const at = h >>> 2;
+    return String.fromCharCode.apply(null, pool.subarray(at + 1, at + 1 + pool[at]!) as unknown as number[]);
   }
 }
 
@@ -196,7 +265,7 @@ const E_TS = 0;
 const E_TOKEN = 1;
 const E_TTL = 2;
 const E_OFFSET = 3;
-const EI = 6;
+const EI = 8;
 const E_BYTES = 0;
 const E_ORIGIN = 1;
 /** The holder's list link, or the free list's. */
@@ -206,12 +275,14 @@ const E_META = 3;
 const E_LINE = 4;
 /** The resource's id in the store (names). */
 const E_RESOURCE = 5;
+/** Texts handles. */
+const E_LEASE = 6;
+const E_OPERATION = 7;
 const META_BITS = 0x1ff;
 const REF = 1 << 9;
 
-/** Strings a kept event may share with state that holds the same ones (one string per lease). */
+/** A string a kept event may share with state that holds the same one (its lease's). */
 export interface SharedStrings {
-  readonly leaseId?: string;
   readonly ownerId?: string;
 }
 
@@ -225,8 +296,8 @@ export interface SharedStrings {
 export class EventPool {
   private f = new Float64Array(0);
   private i = new Int32Array(0);
-  /** Three strings a record: ownerId, leaseId, operationId. */
-  private strs: (string | undefined)[] = [];
+  /** A record's ownerId (owners repeat: the string is shared); its leaseId and operationId are in `texts`. */
+  private owners: (string | undefined)[] = [];
   /** A kept write's text or display fields (undefined for most: by reference). */
   private extra: (string | Readonly<Record<string, unknown>> | undefined)[] = [];
   /** Tokens that are not exact as doubles, events whose type, observer or result is not canonical, line numbers above 2^31. */
@@ -245,6 +316,7 @@ export class EventPool {
     /** Resource names by id. */
     private readonly names: readonly string[],
     readonly origins: Origins = new Origins(),
+    readonly texts: Texts = new Texts(),
   ) {}
 
   /** Keep a copy of `ev`, an event of resource `resource` (an id of `names`), as keep() would make it; returns its record. */
@@ -257,8 +329,8 @@ export class EventPool {
     if (r !== -1) this.freeHead = this.i[r * EI + E_NEXT]!;
     else {
       r = this.size++;
-      this.f = grownF64(this.f, (r + 1) * EF - 1);
-      this.i = grownI32(this.i, (r + 1) * EI - 1);
+      this.f = grown(this.f, (r + 1) * EF - 1);
+      this.i = grown(this.i, (r + 1) * EI - 1);
     }
     this.live++;
     this.lastEvent = ev;
@@ -286,13 +358,10 @@ export class EventPool {
     const extra = d.text ?? d.fields;
     if (extra !== undefined || r < this.extra.length) this.extra[r] = extra;
     // Strings of an event by reference that holds neither its line nor a record are its own (see keep()).
-    const own = ownStrings(ev);
     const s = shared;
-    const k = r * 3;
-    const strs = this.strs;
-    strs[k] = s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : ev.ownerId === undefined ? undefined : keptString(ev.ownerId, own);
-    strs[k + 1] = s !== undefined && ev.leaseId !== undefined && s.leaseId === ev.leaseId ? s.leaseId : ev.leaseId === undefined ? undefined : keptString(ev.leaseId, own);
-    strs[k + 2] = ev.operationId === undefined ? undefined : keptString(ev.operationId, own);
+    this.owners[r] = s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : ev.ownerId === undefined ? undefined : keptString(ev.ownerId, ownStrings(ev));
+    i[io + E_LEASE] = this.texts.put(ev.leaseId);
+    i[io + E_OPERATION] = this.texts.put(ev.operationId);
     return r;
   }
 
@@ -311,9 +380,9 @@ export class EventPool {
     if (this.f[r * EF + E_TOKEN] === BIG) this.bigs.delete(r);
     if (!metaExact(i[io + E_META]!)) this.odd.delete(r);
     if (i[io + E_LINE] === LONG_LINE) this.longLines.delete(io + E_LINE);
-    const k = r * 3;
-    const strs = this.strs;
-    strs[k] = strs[k + 1] = strs[k + 2] = undefined;
+    this.owners[r] = undefined;
+    this.texts.free(i[io + E_LEASE]!);
+    this.texts.free(i[io + E_OPERATION]!);
     if (r < this.extra.length) this.extra[r] = undefined;
     i[io + E_NEXT] = this.freeHead;
     this.freeHead = r;
@@ -339,8 +408,7 @@ export class EventPool {
 
   /** The record's token (undefined when none). */
   fenceToken(r: number): bigint | undefined {
-    const t = this.f[r * EF + E_TOKEN]!;
-    return t === BIG ? this.bigs.get(r)! : Number.isNaN(t) ? undefined : tokenOfKey(t);
+    return tokenAt(this.f[r * EF + E_TOKEN]!, this.bigs, r);
   }
 
   /** The record's event type. */
@@ -350,11 +418,16 @@ export class EventPool {
   }
 
   ownerId(r: number): string | undefined {
-    return this.strs[r * 3];
+    return this.owners[r];
   }
 
-  leaseId(r: number): string | undefined {
-    return this.strs[r * 3 + 1];
+  hasLeaseId(r: number): boolean {
+    return this.i[r * EI + E_LEASE] !== -1;
+  }
+
+  /** Whether the record's leaseId is `leaseId`. */
+  leaseIdIs(r: number, leaseId: string | undefined): boolean {
+    return this.texts.is(this.i[r * EI + E_LEASE]!, leaseId);
   }
 
   /** The kept event, built (a new object each time: callers that compare events by identity keep one). */
@@ -365,9 +438,7 @@ export class EventPool {
     const io = r * EI;
     const m = i[io + E_META]! & META_BITS;
     const odd = metaExact(m) ? undefined : this.odd.get(r);
-    const k = r * 3;
-    const strs = this.strs;
-    const extra = this.extra[r];
+    const extra = r < this.extra.length ? this.extra[r] : undefined;
     const ttl = f[fo + E_TTL]!;
     const offset = f[fo + E_OFFSET]!;
     const bytes = i[io + E_BYTES]!;
@@ -376,9 +447,9 @@ export class EventPool {
       f[fo + E_TS]!,
       odd !== undefined && (m & 7) === 7 ? (odd.type as EventType) : typeOf(m),
       this.names[i[io + E_RESOURCE]!]!,
-      strs[k],
-      strs[k + 1],
-      strs[k + 2],
+      this.owners[r],
+      this.texts.get(i[io + E_LEASE]!),
+      this.texts.get(i[io + E_OPERATION]!),
       this.fenceToken(r),
       Number.isNaN(ttl) ? undefined : ttl,
       odd !== undefined && ((m >> 5) & 15) === OTHER ? odd.result : resultOf(m),

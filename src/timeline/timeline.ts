@@ -14,7 +14,7 @@
  * with events.
  */
 import { KeptEvent, keptString, type LockEvent } from '../model/event.js';
-import { BIG, EventPool, grownF64, grownI32, grownU32, lineAt, metaExact, NONE, observerOf, Origins, packMeta, putLine, resultOf, tokenKey, tokenOfKey, typeOf } from './pool.js';
+import { BIG, EventPool, grown, lineAt, metaExact, NONE, observerOf, Origins, packMeta, putLine, resultOf, Texts, tokenAt, tokenKey, typeOf } from './pool.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
@@ -64,7 +64,7 @@ const L_RENEW_TS = 2;
 const L_TTL = 3;
 const L_TOKEN = 4;
 const L_END_TS = 5;
-const LI = 9;
+const LI = 10;
 const L_GRANT_ORIGIN = 0;
 /** -1 when the last renewal came from the grant's file and source. */
 const L_RENEW_ORIGIN = 1;
@@ -77,6 +77,8 @@ const L_END = 5;
 const L_GRANT_LINE = 6;
 const L_RENEW_LINE = 7;
 const L_END_LINE = 8;
+/** The leaseId's handle in `texts`. */
+const L_LEASE_ID = 9;
 
 // L_BITS: grant observer (bits 0-1), last renewal's observer (bits 2-3), and flags.
 const RENEW_OBSERVER_SHIFT = 2;
@@ -157,8 +159,9 @@ export class TimelineStore {
   private readonly objectWindows = new Map<number, (number | bigint)[]>();
   private lf = new Float64Array(0);
   private li = new Int32Array(0);
-  /** Two strings a lease: leaseId, ownerId. */
-  private leaseStrs: (string | undefined)[] = [];
+  /** A lease's ownerId (owners repeat: the string is shared); its leaseId is in `texts`. */
+  private owners: (string | undefined)[] = [];
+  readonly texts: Texts;
   private readonly grantOps = new Map<number, string>();
   private readonly leaseBigs = new Map<number, bigint>();
   private readonly longLines = new Map<number, number>();
@@ -169,7 +172,8 @@ export class TimelineStore {
 
   constructor() {
     this.origins = new Origins();
-    this.events = new EventPool(this.names, this.origins);
+    this.texts = new Texts();
+    this.events = new EventPool(this.names, this.origins, this.texts);
   }
 
   get size(): number {
@@ -190,8 +194,8 @@ export class TimelineStore {
     const id = this.names.length;
     this.names.push(resource);
     this.ids.set(resource, id);
-    this.rc = grownU32(this.rc, (id + 1) * RC - 1);
-    this.ri = grownI32(this.ri, (id + 1) * RI - 1);
+    this.rc = grown(this.rc, (id + 1) * RC - 1);
+    this.ri = grown(this.ri, (id + 1) * RI - 1);
     const o = id * RI;
     this.ri[o + R_NEWEST] = -1;
     this.ri[o + R_HIGHEST_GRANTED] = -1;
@@ -263,8 +267,8 @@ export class TimelineStore {
     if (s !== -1) this.leaseFree = this.li[s * LI + L_OLDER]!;
     else {
       s = this.leaseSize++;
-      this.lf = grownF64(this.lf, (s + 1) * LF - 1);
-      this.li = grownI32(this.li, (s + 1) * LI - 1);
+      this.lf = grown(this.lf, (s + 1) * LF - 1);
+      this.li = grown(this.li, (s + 1) * LI - 1);
     }
     const f = this.lf;
     const i = this.li;
@@ -290,8 +294,8 @@ export class TimelineStore {
       bits |= GRANT_OPERATION;
     }
     i[io + L_BITS] = bits;
-    this.leaseStrs[s * 2] = grant.leaseId === undefined ? undefined : keptString(grant.leaseId, false);
-    this.leaseStrs[s * 2 + 1] = grant.ownerId === undefined ? undefined : keptString(grant.ownerId, false);
+    i[io + L_LEASE_ID] = this.texts.put(grant.leaseId);
+    this.owners[s] = grant.ownerId === undefined ? undefined : keptString(grant.ownerId, false);
     return s;
   }
 
@@ -311,7 +315,8 @@ export class TimelineStore {
     if ((b & GRANT_TTL_KEPT) !== 0) this.grantTtls.delete(s);
     if ((b & GRANT_OPERATION) !== 0) this.grantOps.delete(s);
     if (this.longLines.size > 0) for (const k of [L_GRANT_LINE, L_RENEW_LINE, L_END_LINE]) this.longLines.delete(io + k);
-    this.leaseStrs[s * 2] = this.leaseStrs[s * 2 + 1] = undefined;
+    this.texts.free(i[io + L_LEASE_ID]!);
+    this.owners[s] = undefined;
     i[io + L_BITS] = 0;
     this.lf[s * LF + L_SERIAL] = 0;
     i[io + L_OLDER] = this.leaseFree;
@@ -368,16 +373,25 @@ export class TimelineStore {
   }
 
   leaseToken(s: number): bigint | undefined {
-    const t = this.lf[s * LF + L_TOKEN]!;
-    return t === BIG ? this.leaseBigs.get(s)! : Number.isNaN(t) ? undefined : tokenOfKey(t);
+    return tokenAt(this.lf[s * LF + L_TOKEN]!, this.leaseBigs, s);
   }
 
+  /** The lease's leaseId (a new string each time). */
   leaseId(s: number): string | undefined {
-    return this.leaseStrs[s * 2];
+    return this.texts.get(this.li[s * LI + L_LEASE_ID]!);
+  }
+
+  hasLeaseId(s: number): boolean {
+    return this.li[s * LI + L_LEASE_ID] !== -1;
+  }
+
+  /** Whether the lease's leaseId is `leaseId` (none is undefined). */
+  leaseIdIs(s: number, leaseId: string | undefined): boolean {
+    return this.texts.is(this.li[s * LI + L_LEASE_ID]!, leaseId);
   }
 
   ownerId(s: number): string | undefined {
-    return this.leaseStrs[s * 2 + 1];
+    return this.owners[s];
   }
 
   /** Whether a token equals the lease's (both none counts as equal). */
@@ -439,14 +453,13 @@ export class TimelineStore {
     const fo = s * LF;
     let b = this.li[io + L_BITS]! | ENDED;
     if (kind === 'released-by-old-handle') b |= ENDED_BY_OLD_HANDLE;
-    const leaseId = this.leaseStrs[s * 2];
-    const ownerId = this.leaseStrs[s * 2 + 1];
+    const ownerId = this.owners[s];
     // Inline when the end carries nothing of its own but the lease's handle fields (the usual end).
     const inline =
       metaExact(meta) &&
       ev.operationId === undefined &&
       ev.ttlMs === undefined &&
-      (ev.leaseId === undefined || ev.leaseId === leaseId) &&
+      (ev.leaseId === undefined || this.leaseIdIs(s, ev.leaseId)) &&
       (ev.ownerId === undefined || ev.ownerId === ownerId) &&
       (ev.fenceToken === undefined || this.sameToken(s, ev.fenceToken));
     if (inline) {
@@ -455,7 +468,7 @@ export class TimelineStore {
       this.li[io + L_END_ORIGIN] = this.origins.ref(ev.file, ev.source);
       this.li[io + L_END] = meta | (ev.ownerId !== undefined ? END_OWNER : 0) | (ev.leaseId !== undefined ? END_LEASE : 0) | (ev.fenceToken !== undefined ? END_TOKEN : 0);
     } else {
-      this.li[io + L_END] = this.events.put(ev, id, { leaseId, ownerId });
+      this.li[io + L_END] = this.events.put(ev, id, { ownerId });
       b |= END_RECORD;
     }
     // After its owner released it, the lease's last renewal is no longer evidence of anything.
@@ -482,8 +495,8 @@ export class TimelineStore {
       this.lf[s * LF + L_END_TS]!,
       typeOf(m),
       resource,
-      (m & END_OWNER) !== 0 ? this.leaseStrs[s * 2 + 1] : undefined,
-      (m & END_LEASE) !== 0 ? this.leaseStrs[s * 2] : undefined,
+      (m & END_OWNER) !== 0 ? this.owners[s] : undefined,
+      (m & END_LEASE) !== 0 ? this.leaseId(s) : undefined,
       undefined,
       (m & END_TOKEN) !== 0 ? this.leaseToken(s) : undefined,
       undefined,
@@ -512,8 +525,8 @@ export class TimelineStore {
       this.lf[fo + L_GRANT_TS]!,
       'acquire',
       resource,
-      this.leaseStrs[s * 2 + 1],
-      this.leaseStrs[s * 2],
+      this.owners[s],
+      this.leaseId(s),
       (b & GRANT_OPERATION) !== 0 ? this.grantOps.get(s) : undefined,
       this.leaseToken(s),
       // Until a renewal changes it, the lease's ttl is the grant's.
@@ -537,8 +550,8 @@ export class TimelineStore {
       this.lf[fo + L_RENEW_TS]!,
       'keepalive',
       resource,
-      this.leaseStrs[s * 2 + 1],
-      this.leaseStrs[s * 2],
+      this.owners[s],
+      this.leaseId(s),
       undefined,
       undefined,
       Number.isNaN(ttl) ? undefined : ttl,
@@ -562,7 +575,7 @@ export class TimelineStore {
     const at = this.winSizes[c]!;
     const size = 1 << c;
     this.winSizes[c] = at + size;
-    if (at + size > this.winPools[c]!.length) this.winPools[c] = grownF64(this.winPools[c]!, at + size - 1);
+    if (at + size > this.winPools[c]!.length) this.winPools[c] = grown(this.winPools[c]!, at + size - 1);
     return at;
   }
 
@@ -1030,7 +1043,7 @@ export class ResourceTimeline {
     const store = this.store;
     const first = store.newest(this.id);
     if (leaseId !== undefined) {
-      for (let s = first; s !== -1; s = store.older(s)) if (store.leaseId(s) === leaseId) return s;
+      for (let s = first; s !== -1; s = store.older(s)) if (store.leaseIdIs(s, leaseId)) return s;
       return -1;
     }
     if (fenceToken !== undefined) {
@@ -1066,10 +1079,9 @@ export class ResourceTimeline {
       if (token < ht) return 'stale';
     }
     // Equal tokens: the token cannot tell the holders apart, so compare the lease, else the owner.
-    const hLease = events.leaseId(h);
     const hOwner = events.ownerId(h);
     let same: boolean | undefined;
-    if (write.leaseId !== undefined && hLease !== undefined) same = write.leaseId === hLease;
+    if (write.leaseId !== undefined && events.hasLeaseId(h)) same = events.leaseIdIs(h, write.leaseId);
     else if (write.ownerId !== undefined && hOwner !== undefined) same = write.ownerId === hOwner;
     return same === false ? 'equal-other-handle' : 'equal-same-handle';
   }
@@ -1094,8 +1106,7 @@ export class ResourceTimeline {
   /** sameHandle() of an event and a lease. */
   private sameHandleAs(a: Handle, s: number): boolean | undefined {
     const store = this.store;
-    const leaseId = store.leaseId(s);
-    if (a.leaseId !== undefined && leaseId !== undefined) return a.leaseId === leaseId;
+    if (a.leaseId !== undefined && store.hasLeaseId(s)) return store.leaseIdIs(s, a.leaseId);
     if (a.fenceToken !== undefined && !Number.isNaN(store.tokenKey(s))) return store.sameToken(s, a.fenceToken);
     const ownerId = store.ownerId(s);
     if (a.ownerId !== undefined && ownerId !== undefined) return a.ownerId === ownerId;
@@ -1199,7 +1210,7 @@ export class ResourceTimeline {
           const s = this.findSlot(ev);
           const events = store.events;
           const old = store.highest(id);
-          store.setHighest(id, events.put(ev, id, s === -1 ? undefined : { leaseId: store.leaseId(s), ownerId: store.ownerId(s) }));
+          store.setHighest(id, events.put(ev, id, s === -1 ? undefined : { ownerId: store.ownerId(s) }));
           if (old !== -1) events.free(old);
         }
         break;
