@@ -1,28 +1,31 @@
 import { keep, recordOf, type LockEvent } from '../model/event.js';
 import { isoOf } from '../model/time.js';
-import { grown } from '../timeline/pool.js';
+import { PAGE_BITS, PAGE_MASK } from '../timeline/pool.js';
 import { Reservoir } from '../timeline/stats.js';
 import { defineRule, type EvidenceRef, type Handler, type RuleContext } from './types.js';
 
 /**
  * Per resource: acquire attempts in fixed time windows, three numbers (all most resources ever
- * keep), in typed arrays of the rule's own indexed by resource id; and in the rule's slot, from
+ * keep), in pages of typed arrays of the rule's own indexed by resource id; and in the rule's slot, from
  * the first busy answer or the first window judged on, the rest (BusyMore): the baseline, the
  * current window's busy answers, and where time goes (bounded reservoirs of latencies, hold
  * times, keepalive gaps, TTLs, from the first busy answer).
  */
 class Windows {
-  /** Start of each resource's current window (NaN until its first attempt). */
-  start = new Float64Array(0);
-  attempts = new Float64Array(0);
-  busy = new Float64Array(0);
+  /**
+   * Three numbers per resource, at (r & PAGE_MASK) * 3 of page r >>> PAGE_BITS: the start of its
+   * current window (NaN until its first attempt), the window's attempts and busy answers.
+   */
+  readonly pages: Float64Array<ArrayBuffer>[] = [];
 
-  /** Room for resource r. */
-  reserve(r: number): void {
-    if (r < this.start.length) return;
-    this.start = grown(this.start, r, Number.NaN);
-    this.attempts = grown(this.attempts, r);
-    this.busy = grown(this.busy, r);
+  /** The page of resource r, made if need be. */
+  page(r: number): Float64Array<ArrayBuffer> {
+    while (r >>> PAGE_BITS >= this.pages.length) {
+      const p = new Float64Array(3 << PAGE_BITS);
+      for (let o = 0; o < p.length; o += 3) p[o] = Number.NaN;
+      this.pages.push(p);
+    }
+    return this.pages[r >>> PAGE_BITS]!;
   }
 }
 
@@ -67,19 +70,19 @@ export const busyRateRising = defineRule<BusyMore>({
   state: () => ({ firstBusy: undefined, lastBusy: undefined, baseline: undefined, reported: false, stats: undefined }),
   on: {
     acquire(event, context) {
-      const w = context.state(windows);
       const r = context.resourceId;
-      w.reserve(r);
+      const w = context.state(windows).page(r);
+      const o = (r & PAGE_MASK) * 3;
       const window = context.options.busyWindowMs;
-      const start = w.start[r]!;
-      if (Number.isNaN(start)) w.start[r] = event.ts;
+      const start = w[o]!;
+      if (Number.isNaN(start)) w[o] = event.ts;
       else if (event.ts >= start + window) {
-        closeWindow(context, w, r);
-        w.start[r] = start + Math.floor((event.ts - start) / window) * window;
+        closeWindow(context, w, o);
+        w[o] = start + Math.floor((event.ts - start) / window) * window;
       }
-      w.attempts[r]!++;
+      w[o + 1]!++;
       if (event.result === 'busy') {
-        w.busy[r]!++;
+        w[o + 2]!++;
         const m = context.slot();
         const kept = keep(event, context.timeline);
         m.firstBusy ??= kept;
@@ -114,9 +117,11 @@ export const busyRateRising = defineRule<BusyMore>({
     release: holdTimes,
   },
   end(context) {
-    const w = context.state(windows);
+    const pages = context.state(windows).pages;
     const r = context.resourceId;
-    if (r < w.start.length && !Number.isNaN(w.start[r]!)) closeWindow(context, w, r);
+    const w = pages[r >>> PAGE_BITS];
+    const o = (r & PAGE_MASK) * 3;
+    if (w !== undefined && !Number.isNaN(w[o]!)) closeWindow(context, w, o);
   },
 });
 
@@ -134,22 +139,22 @@ function addLatency(r: Reservoir, ev: LockEvent): void {
   if (typeof latency === 'number' && Number.isFinite(latency)) r.add(latency);
 }
 
-/** Judge the window that just ended and reset it. */
-function closeWindow(context: RuleContext<BusyMore>, w: Windows, r: number): void {
+/** Judge the window that just ended (the resource's numbers at o of page w) and reset it. */
+function closeWindow(context: RuleContext<BusyMore>, w: Float64Array, o: number): void {
   const { busyMinAttempts, busyThreshold, busyWindowMs } = context.options;
-  const attempts = w.attempts[r]!;
+  const attempts = w[o + 1]!;
   if (attempts >= busyMinAttempts) {
-    const share = w.busy[r]! / attempts;
+    const share = w[o + 2]! / attempts;
     const m = context.slot();
     if (m.baseline === undefined) {
-      m.baseline = { share, attempts, start: w.start[r]!, sample: m.firstBusy };
+      m.baseline = { share, attempts, start: w[o]!, sample: m.firstBusy };
     } else if (!m.reported && share - m.baseline.share >= busyThreshold) {
       m.reported = true;
-      report(context, w.start[r]!, attempts, m, share, busyWindowMs);
+      report(context, w[o]!, attempts, m, share, busyWindowMs);
     }
   }
-  w.attempts[r] = 0;
-  w.busy[r] = 0;
+  w[o + 1] = 0;
+  w[o + 2] = 0;
   const m = context.peek();
   if (m !== undefined) {
     m.firstBusy = undefined;

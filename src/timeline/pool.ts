@@ -25,6 +25,32 @@ function capacityFor(now: number, need: number): number {
   return Math.max(256, need + 1, now * 2);
 }
 
+// --- Pages ---------------------------------------------------------------------------------------
+
+/**
+ * The pools keep their numbers in pages of PAGE records (a record's numbers together, at a fixed
+ * stride), added as a pool grows and never moved, copied or freed while the store lives: no copy
+ * when a pool grows, and no unused capacity beyond the last page. (An array that doubles is
+ * copied each time, the old one is memory until the collector frees it, and the C allocator
+ * hands out and zeroes the unused half.)
+ */
+export const PAGE_BITS = 13;
+export const PAGE = 1 << PAGE_BITS;
+export const PAGE_MASK = PAGE - 1;
+
+/** Pages of `stride` doubles per record, with room for record r (new numbers are `fill`). */
+export function reserveF64(pages: Float64Array<ArrayBuffer>[], stride: number, r: number, fill = 0): void {
+  while (r >>> PAGE_BITS >= pages.length) pages.push(fill === 0 ? new Float64Array(stride << PAGE_BITS) : new Float64Array(stride << PAGE_BITS).fill(fill));
+}
+
+export function reserveI32(pages: Int32Array<ArrayBuffer>[], stride: number, r: number): void {
+  while (r >>> PAGE_BITS >= pages.length) pages.push(new Int32Array(stride << PAGE_BITS));
+}
+
+export function reserveU32(pages: Uint32Array<ArrayBuffer>[], stride: number, r: number): void {
+  while (r >>> PAGE_BITS >= pages.length) pages.push(new Uint32Array(stride << PAGE_BITS));
+}
+
 // --- Tokens --------------------------------------------------------------------------------------
 
 const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
@@ -123,72 +149,99 @@ export class Origins {
   }
 }
 
-// --- Identifiers as code units --------------------------------------------------------------------
+// --- Identifiers as bytes --------------------------------------------------------------------------
 
 /**
- * Identifiers that state keeps one of per lease or per write (lease ids, operation ids) as UTF-16
- * code units in typed arrays, not as strings: a string per lease and per write would be an object
- * on the heap for as long as the lease, and garbage for the collector after. Blocks of 8, 16, 32
- * or 64 units (the first holds the length), reused once let go; a longer identifier is kept as a
- * string. A handle is a number: -1 for none, the block's place and class, or -2 - k for the k-th
- * long one. Exact: any string's code units, lone surrogates included.
+ * Identifiers that state keeps one of per lease or per write (lease ids, operation ids) as bytes
+ * in typed arrays, not as strings: a string per lease and per write would be an object on the
+ * heap for as long as the lease, and garbage for the collector after. An identifier whose
+ * characters are all below 256 (Latin-1, every ASCII id) is a block [length, holders, bytes…] of
+ * 8, 12, 16, 24, 32, 48 or 64 bytes, reused once its last holder lets it go (a record and its
+ * lease share one); any other (longer, or with a character above 255) is kept as a string. A
+ * handle is a number: -1 for none, the block's place and class, or -2 - k for the k-th string.
  */
+const TEXT_CLASSES = [8, 12, 16, 24, 32, 48, 64];
+/** A page's bytes: a multiple of every class, so that no block crosses a page. */
+const TEXT_PAGE = 192 * 256;
+const MAX_HOLDERS = 255;
+
 export class Texts {
-  private readonly pools: Uint16Array<ArrayBuffer>[] = [new Uint16Array(0), new Uint16Array(0), new Uint16Array(0), new Uint16Array(0)];
-  private readonly used = [0, 0, 0, 0];
-  private readonly freeBlocks: number[][] = [[], [], [], []];
+  /** Per class, pages of TEXT_PAGE bytes. */
+  private readonly pools: Uint8Array<ArrayBuffer>[][] = TEXT_CLASSES.map(() => []);
+  private readonly used = TEXT_CLASSES.map(() => 0);
+  private readonly freeBlocks: number[][] = TEXT_CLASSES.map(() => []);
   private readonly long: (string | undefined)[] = [];
   private readonly longFree: number[] = [];
-  /** Identifiers held. */
+  /** Identifiers held (each counted once, however many holders share it). */
   live = 0;
 
   put(s: string | undefined): number {
     if (s === undefined) return -1;
     this.live++;
     const n = s.length;
-    if (n > 63) {
+    let c = 0;
+    while (c < TEXT_CLASSES.length && TEXT_CLASSES[c]! < n + 2) c++;
+    let latin1 = c < TEXT_CLASSES.length;
+    for (let i = 0; latin1 && i < n; i++) if (s.charCodeAt(i) > 255) latin1 = false;
+    if (!latin1) {
       const k = this.longFree.length > 0 ? this.longFree.pop()! : this.long.length;
       this.long[k] = keptString(s, false);
       return -2 - k;
     }
-    const c = n < 8 ? 0 : n < 16 ? 1 : n < 32 ? 2 : 3;
     let at = this.freeBlocks[c]!.pop();
     if (at === undefined) {
       at = this.used[c]!;
-      const size = 8 << c;
-      this.used[c] = at + size;
-      let pool = this.pools[c]!;
-      if (at + size > pool.length) {
-        const grown = new Uint16Array(Math.max(1024, 2 * pool.length, at + size));
-        grown.set(pool);
-        this.pools[c] = pool = grown;
-      }
+      this.used[c] = at + TEXT_CLASSES[c]!;
+      const pages = this.pools[c]!;
+      if (Math.floor(at / TEXT_PAGE) >= pages.length) pages.push(new Uint8Array(TEXT_PAGE));
     }
-    const pool = this.pools[c]!;
-    pool[at] = n;
-    for (let i = 0; i < n; i++) pool[at + 1 + i] = s.charCodeAt(i);
-    return at * 4 + c;
+    const page = this.pools[c]![Math.floor(at / TEXT_PAGE)]!;
+    const o = at % TEXT_PAGE;
+    page[o] = n;
+    page[o + 1] = 1;
+    for (let i = 0; i < n; i++) page[o + 2 + i] = s.charCodeAt(i);
+    return at * 8 + c;
   }
 
-  /** Let an identifier go. */
+  /** One more holder of h (the same identifier kept twice); returns the handle to keep. */
+  share(h: number): number {
+    if (h < 0) return h === -1 ? -1 : this.put(this.long[-2 - h]);
+    const at = Math.floor(h / 8);
+    const page = this.pools[h & 7]![Math.floor(at / TEXT_PAGE)]!;
+    const o = at % TEXT_PAGE;
+    if (page[o + 1]! >= MAX_HOLDERS) return this.put(this.get(h));
+    page[o + 1]!++;
+    return h;
+  }
+
+  /** One holder less; the identifier goes with its last. */
   free(h: number): void {
     if (h === -1) return;
-    this.live--;
     if (h < -1) {
+      this.live--;
       this.long[-2 - h] = undefined;
       this.longFree.push(-2 - h);
-    } else this.freeBlocks[h & 3]!.push(h >>> 2);
+      return;
+    }
+    const c = h & 7;
+    const at = Math.floor(h / 8);
+    const page = this.pools[c]![Math.floor(at / TEXT_PAGE)]!;
+    const o = at % TEXT_PAGE;
+    if (--page[o + 1]! > 0) return;
+    this.live--;
+    this.freeBlocks[c]!.push(at);
   }
 
   /** Whether the identifier is `s` (none is undefined). */
   is(h: number, s: string | undefined): boolean {
     if (s === undefined || h === -1) return s === undefined && h === -1;
     if (h < -1) return this.long[-2 - h] === s;
-    const pool = this.pools[h & 3]!;
-    const at = h >>> 2;
+    const at = Math.floor(h / 8);
+    const page = this.pools[h & 7]![Math.floor(at / TEXT_PAGE)]!;
+    const o = at % TEXT_PAGE;
     const n = s.length;
-    if (pool[at] !== n) return false;
-    for (let i = 0; i < n; i++) if (pool[at + 1 + i] !== s.charCodeAt(i)) return false;
+    if (page[o] !== n) return false;
+    for (let i = 0; i < n; i++) if (page[o + 2 + i] !== s.charCodeAt(i)) return false;
     return true;
   }
 
@@ -196,9 +249,10 @@ export class Texts {
   get(h: number): string | undefined {
     if (h === -1) return undefined;
     if (h < -1) return this.long[-2 - h];
-    const pool = this.pools[h & 3]!;
-    const at = h >>> 2;
-    return String.fromCharCode.apply(null, pool.subarray(at + 1, at + 1 + pool[at]!) as unknown as number[]);
+    const at = Math.floor(h / 8);
+    const page = this.pools[h & 7]![Math.floor(at / TEXT_PAGE)]!;
+    const o = at % TEXT_PAGE;
+    return String.fromCharCode.apply(null, page.subarray(o + 2, o + 2 + page[o]!) as unknown as number[]);
   }
 }
 
@@ -243,18 +297,18 @@ export function resultOf(meta: number): string {
 /** Line numbers are kept as 32-bit integers; a larger one (a file of more than 2^31 lines) as LONG_LINE, the number beside. */
 const LONG_LINE = -2;
 
-/** The integer a line number is kept as at `at` of `ints`; larger ones go to `long`. */
-export function putLine(ints: Int32Array, at: number, line: number, long: Map<number, number>): void {
+/** The integer a line number is kept as at `at` of `ints`; a larger one goes to `long` under `key`. */
+export function putLine(ints: Int32Array, at: number, key: number, line: number, long: Map<number, number>): void {
   if (line <= 0x7fffffff) ints[at] = line;
   else {
     ints[at] = LONG_LINE;
-    long.set(at, line);
+    long.set(key, line);
   }
 }
 
-export function lineAt(ints: Int32Array, at: number, long: Map<number, number>): number {
+export function lineAt(ints: Int32Array, at: number, key: number, long: Map<number, number>): number {
   const v = ints[at]!;
-  return v === LONG_LINE ? long.get(at)! : v;
+  return v === LONG_LINE ? long.get(key)! : v;
 }
 
 // --- Kept events ---------------------------------------------------------------------------------
@@ -281,9 +335,10 @@ const E_OPERATION = 7;
 const META_BITS = 0x1ff;
 const REF = 1 << 9;
 
-/** A string a kept event may share with state that holds the same one (its lease's). */
+/** What a kept event may share with state that holds the same (its lease's owner, and leaseId's handle in the Texts). */
 export interface SharedStrings {
   readonly ownerId?: string;
+  readonly leaseText?: number;
 }
 
 /**
@@ -294,8 +349,8 @@ export interface SharedStrings {
  * lists for their holder. A record names its resource by id (`names` gives the name).
  */
 export class EventPool {
-  private f = new Float64Array(0);
-  private i = new Int32Array(0);
+  private readonly f: Float64Array<ArrayBuffer>[] = [];
+  private readonly i: Int32Array<ArrayBuffer>[] = [];
   /** A record's ownerId (owners repeat: the string is shared); its leaseId and operationId are in `texts`. */
   private owners: (string | undefined)[] = [];
   /** A kept write's text or display fields (undefined for most: by reference). */
@@ -321,30 +376,40 @@ export class EventPool {
 
   /** Keep a copy of `ev`, an event of resource `resource` (an id of `names`), as keep() would make it; returns its record. */
   put(ev: LockEvent, resource: number, shared?: SharedStrings): number {
-    if (ev === this.lastEvent && this.i[this.lastRecord * EI + E_RESOURCE] === resource) {
-      this.i[this.lastRecord * EI + E_META]! += REF;
-      return this.lastRecord;
+    const last = this.lastRecord;
+    if (ev === this.lastEvent && this.i[last >>> PAGE_BITS]![(last & PAGE_MASK) * EI + E_RESOURCE] === resource) {
+      const li = this.i[last >>> PAGE_BITS]!;
+      const lo = (last & PAGE_MASK) * EI;
+      li[lo + E_META]! += REF;
+      // Kept first without its lease (by the operation index): share the lease's leaseId now.
+      const own = li[lo + E_LEASE]!;
+      const leaseText = shared?.leaseText;
+      if (leaseText !== undefined && leaseText !== own && this.texts.is(leaseText, ev.leaseId)) {
+        this.texts.free(own);
+        li[lo + E_LEASE] = this.texts.share(leaseText);
+      }
+      return last;
     }
     let r = this.freeHead;
-    if (r !== -1) this.freeHead = this.i[r * EI + E_NEXT]!;
+    if (r !== -1) this.freeHead = this.next(r);
     else {
       r = this.size++;
-      this.f = grown(this.f, (r + 1) * EF - 1);
-      this.i = grown(this.i, (r + 1) * EI - 1);
+      reserveF64(this.f, EF, r);
+      reserveI32(this.i, EI, r);
     }
     this.live++;
     this.lastEvent = ev;
     this.lastRecord = r;
-    const f = this.f;
-    const i = this.i;
-    const fo = r * EF;
-    const io = r * EI;
+    const f = this.f[r >>> PAGE_BITS]!;
+    const i = this.i[r >>> PAGE_BITS]!;
+    const fo = (r & PAGE_MASK) * EF;
+    const io = (r & PAGE_MASK) * EI;
     f[fo + E_TS] = ev.ts;
     const t = tokenKey(ev.fenceToken);
     f[fo + E_TOKEN] = t;
     if (t === BIG) this.bigs.set(r, ev.fenceToken!);
     f[fo + E_TTL] = ev.ttlMs === undefined ? NONE : ev.ttlMs;
-    putLine(i, io + E_LINE, ev.line, this.longLines);
+    putLine(i, io + E_LINE, r, ev.line, this.longLines);
     i[io + E_RESOURCE] = resource;
     i[io + E_ORIGIN] = this.origins.ref(ev.file, ev.source);
     const meta = packMeta(ev.type, ev.observer, ev.result);
@@ -360,15 +425,16 @@ export class EventPool {
     // Strings of an event by reference that holds neither its line nor a record are its own (see keep()).
     const s = shared;
     this.owners[r] = s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : ev.ownerId === undefined ? undefined : keptString(ev.ownerId, ownStrings(ev));
-    i[io + E_LEASE] = this.texts.put(ev.leaseId);
+    const texts = this.texts;
+    i[io + E_LEASE] = s !== undefined && s.leaseText !== undefined && texts.is(s.leaseText, ev.leaseId) ? texts.share(s.leaseText) : texts.put(ev.leaseId);
     i[io + E_OPERATION] = this.texts.put(ev.operationId);
     return r;
   }
 
   /** Let a record go (once its last holder does). */
   free(r: number): void {
-    const io = r * EI;
-    const i = this.i;
+    const io = (r & PAGE_MASK) * EI;
+    const i = this.i[r >>> PAGE_BITS]!;
     i[io + E_META]! -= REF;
     if (i[io + E_META]! >= REF) return;
     if (r === this.lastRecord) {
@@ -377,9 +443,9 @@ export class EventPool {
     }
     this.live--;
     this.origins.unref(i[io + E_ORIGIN]!);
-    if (this.f[r * EF + E_TOKEN] === BIG) this.bigs.delete(r);
+    if (this.tokenKey(r) === BIG) this.bigs.delete(r);
     if (!metaExact(i[io + E_META]!)) this.odd.delete(r);
-    if (i[io + E_LINE] === LONG_LINE) this.longLines.delete(io + E_LINE);
+    if (i[io + E_LINE] === LONG_LINE) this.longLines.delete(r);
     this.owners[r] = undefined;
     this.texts.free(i[io + E_LEASE]!);
     this.texts.free(i[io + E_OPERATION]!);
@@ -390,30 +456,30 @@ export class EventPool {
 
   /** The record after r in its holder's list (-1 at the end). */
   next(r: number): number {
-    return this.i[r * EI + E_NEXT]!;
+    return this.i[r >>> PAGE_BITS]![(r & PAGE_MASK) * EI + E_NEXT]!;
   }
 
   setNext(r: number, next: number): void {
-    this.i[r * EI + E_NEXT] = next;
+    this.i[r >>> PAGE_BITS]![(r & PAGE_MASK) * EI + E_NEXT] = next;
   }
 
   ts(r: number): number {
-    return this.f[r * EF + E_TS]!;
+    return this.f[r >>> PAGE_BITS]![(r & PAGE_MASK) * EF + E_TS]!;
   }
 
   /** The token as a double (BIG when it is not exact as one, NONE for none). */
   tokenKey(r: number): number {
-    return this.f[r * EF + E_TOKEN]!;
+    return this.f[r >>> PAGE_BITS]![(r & PAGE_MASK) * EF + E_TOKEN]!;
   }
 
   /** The record's token (undefined when none). */
   fenceToken(r: number): bigint | undefined {
-    return tokenAt(this.f[r * EF + E_TOKEN]!, this.bigs, r);
+    return tokenAt(this.f[r >>> PAGE_BITS]![(r & PAGE_MASK) * EF + E_TOKEN]!, this.bigs, r);
   }
 
   /** The record's event type. */
   type(r: number): EventType {
-    const m = this.i[r * EI + E_META]!;
+    const m = this.i[r >>> PAGE_BITS]![(r & PAGE_MASK) * EI + E_META]!;
     return (m & 7) === 7 ? (this.odd.get(r)!.type as EventType) : typeOf(m);
   }
 
@@ -422,20 +488,20 @@ export class EventPool {
   }
 
   hasLeaseId(r: number): boolean {
-    return this.i[r * EI + E_LEASE] !== -1;
+    return this.i[r >>> PAGE_BITS]![(r & PAGE_MASK) * EI + E_LEASE] !== -1;
   }
 
   /** Whether the record's leaseId is `leaseId`. */
   leaseIdIs(r: number, leaseId: string | undefined): boolean {
-    return this.texts.is(this.i[r * EI + E_LEASE]!, leaseId);
+    return this.texts.is(this.i[r >>> PAGE_BITS]![(r & PAGE_MASK) * EI + E_LEASE]!, leaseId);
   }
 
   /** The kept event, built (a new object each time: callers that compare events by identity keep one). */
   event(r: number): LockEvent {
-    const f = this.f;
-    const i = this.i;
-    const fo = r * EF;
-    const io = r * EI;
+    const f = this.f[r >>> PAGE_BITS]!;
+    const i = this.i[r >>> PAGE_BITS]!;
+    const fo = (r & PAGE_MASK) * EF;
+    const io = (r & PAGE_MASK) * EI;
     const m = i[io + E_META]! & META_BITS;
     const odd = metaExact(m) ? undefined : this.odd.get(r);
     const extra = r < this.extra.length ? this.extra[r] : undefined;
@@ -456,7 +522,7 @@ export class EventPool {
       odd !== undefined && ((m >> 3) & 3) === 3 ? (odd.observer as Observer) : observerOf(m),
       this.origins.source(o),
       this.origins.file(o),
-      lineAt(i, io + E_LINE, this.longLines),
+      lineAt(i, io + E_LINE, r, this.longLines),
       typeof extra === 'string' ? extra : undefined,
       typeof extra === 'object' ? extra : undefined,
       Number.isNaN(offset) ? undefined : offset,

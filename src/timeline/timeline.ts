@@ -14,7 +14,7 @@
  * with events.
  */
 import { KeptEvent, keptString, type LockEvent } from '../model/event.js';
-import { BIG, EventPool, grown, lineAt, metaExact, NONE, observerOf, Origins, packMeta, putLine, resultOf, Texts, tokenAt, tokenKey, typeOf } from './pool.js';
+import { BIG, EventPool, lineAt, metaExact, NONE, observerOf, Origins, packMeta, PAGE_BITS, PAGE_MASK, putLine, reserveF64, reserveI32, reserveU32, resultOf, Texts, tokenAt, tokenKey, typeOf } from './pool.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
@@ -130,6 +130,8 @@ const SPILLED = 0xffffffff;
 
 /** Granted-window classes: class c holds up to 2^c tokens (1 to 64); OBJECT_WINDOW keeps an array that may hold BigInts. */
 const WINDOW_CLASSES = 7;
+const WIN_PAGE_BITS = 13;
+const WIN_PAGE_MASK = (1 << WIN_PAGE_BITS) - 1;
 const NO_WINDOW = 255;
 const OBJECT_WINDOW = 254;
 
@@ -146,19 +148,20 @@ export class TimelineStore {
   private readonly ids = new Map<string, number>();
   private readonly names: string[] = [];
   /** Counters, 32 bits each; one that reaches SPILLED goes on in `bigCounts`. */
-  private rc = new Uint32Array(0);
+  private readonly rc: Uint32Array<ArrayBuffer>[] = [];
   private readonly bigCounts = new Map<number, number>();
-  private ri = new Int32Array(0);
+  private readonly ri: Int32Array<ArrayBuffer>[] = [];
   readonly rare = new Map<number, RareFacts>();
   /** Rule slots of each resource that has one (index: the engine's slot number). */
   readonly slots = new Map<number, unknown[]>();
   // Granted windows: one pool of doubles per class, each with its free blocks.
-  private readonly winPools: Float64Array<ArrayBuffer>[] = Array.from({ length: WINDOW_CLASSES }, () => new Float64Array(0));
+  // (Pages of WIN_PAGE doubles: a block of 2^c tokens never crosses a page.)
+  private readonly winPools: Float64Array<ArrayBuffer>[][] = Array.from({ length: WINDOW_CLASSES }, () => []);
   private readonly winSizes = new Int32Array(WINDOW_CLASSES);
   private readonly winFree: number[][] = Array.from({ length: WINDOW_CLASSES }, () => []);
   private readonly objectWindows = new Map<number, (number | bigint)[]>();
-  private lf = new Float64Array(0);
-  private li = new Int32Array(0);
+  private readonly lf: Float64Array<ArrayBuffer>[] = [];
+  private readonly li: Int32Array<ArrayBuffer>[] = [];
   /** A lease's ownerId (owners repeat: the string is shared); its leaseId is in `texts`. */
   private owners: (string | undefined)[] = [];
   readonly texts: Texts;
@@ -194,13 +197,14 @@ export class TimelineStore {
     const id = this.names.length;
     this.names.push(resource);
     this.ids.set(resource, id);
-    this.rc = grown(this.rc, (id + 1) * RC - 1);
-    this.ri = grown(this.ri, (id + 1) * RI - 1);
-    const o = id * RI;
-    this.ri[o + R_NEWEST] = -1;
-    this.ri[o + R_HIGHEST_GRANTED] = -1;
-    this.ri[o + R_HIGHEST] = -1;
-    this.ri[o + R_WIN] = NO_WINDOW;
+    reserveU32(this.rc, RC, id);
+    reserveI32(this.ri, RI, id);
+    const ri = this.ri[id >>> PAGE_BITS]!;
+    const o = (id & PAGE_MASK) * RI;
+    ri[o + R_NEWEST] = -1;
+    ri[o + R_HIGHEST_GRANTED] = -1;
+    ri[o + R_HIGHEST] = -1;
+    ri[o + R_WIN] = NO_WINDOW;
     return id;
   }
 
@@ -210,53 +214,54 @@ export class TimelineStore {
   }
 
   count(id: number, counter: number): number {
-    const o = id * RC + counter;
-    const v = this.rc[o]!;
-    return v === SPILLED ? this.bigCounts.get(o)! : v;
+    const v = this.rc[id >>> PAGE_BITS]![(id & PAGE_MASK) * RC + counter]!;
+    return v === SPILLED ? this.bigCounts.get(id * RC + counter)! : v;
   }
 
   bump(id: number, counter: number): void {
-    const o = id * RC + counter;
-    const v = this.rc[o]!;
-    if (v < SPILLED - 1) this.rc[o] = v + 1;
+    const rc = this.rc[id >>> PAGE_BITS]!;
+    const o = (id & PAGE_MASK) * RC + counter;
+    const v = rc[o]!;
+    if (v < SPILLED - 1) rc[o] = v + 1;
     else this.setCount(id, counter, this.count(id, counter) + 1);
   }
 
   setCount(id: number, counter: number, n: number): void {
-    const o = id * RC + counter;
+    const rc = this.rc[id >>> PAGE_BITS]!;
+    const o = (id & PAGE_MASK) * RC + counter;
     if (n < SPILLED) {
-      this.rc[o] = n;
-      this.bigCounts.delete(o);
+      rc[o] = n;
+      this.bigCounts.delete(id * RC + counter);
     } else {
-      this.rc[o] = SPILLED;
-      this.bigCounts.set(o, n);
+      rc[o] = SPILLED;
+      this.bigCounts.set(id * RC + counter, n);
     }
   }
 
   /** The resource's newest lease (-1 for none). */
   newest(id: number): number {
-    return this.ri[id * RI + R_NEWEST]!;
+    return this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_NEWEST]!;
   }
 
   highestGranted(id: number): number {
-    return this.ri[id * RI + R_HIGHEST_GRANTED]!;
+    return this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_HIGHEST_GRANTED]!;
   }
 
   /** The highest accepted write's record (-1 for none). */
   highest(id: number): number {
-    return this.ri[id * RI + R_HIGHEST]!;
+    return this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_HIGHEST]!;
   }
 
   setHighest(id: number, r: number): void {
-    this.ri[id * RI + R_HIGHEST] = r;
+    this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_HIGHEST] = r;
   }
 
   logsWrites(id: number): boolean {
-    return (this.ri[id * RI + R_WIN]! & LOGS_WRITES) !== 0;
+    return (this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN]! & LOGS_WRITES) !== 0;
   }
 
   setLogsWrites(id: number): void {
-    this.ri[id * RI + R_WIN]! |= LOGS_WRITES;
+    this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN]! |= LOGS_WRITES;
   }
 
   // --- Leases --------------------------------------------------------------------------------
@@ -264,16 +269,16 @@ export class TimelineStore {
   /** A new lease from its grant, first in its resource's list. */
   newLease(id: number, grant: LockEvent): number {
     let s = this.leaseFree;
-    if (s !== -1) this.leaseFree = this.li[s * LI + L_OLDER]!;
+    if (s !== -1) this.leaseFree = this.older(s);
     else {
       s = this.leaseSize++;
-      this.lf = grown(this.lf, (s + 1) * LF - 1);
-      this.li = grown(this.li, (s + 1) * LI - 1);
+      reserveF64(this.lf, LF, s);
+      reserveI32(this.li, LI, s);
     }
-    const f = this.lf;
-    const i = this.li;
-    const fo = s * LF;
-    const io = s * LI;
+    const f = this.lf[s >>> PAGE_BITS]!;
+    const i = this.li[s >>> PAGE_BITS]!;
+    const fo = (s & PAGE_MASK) * LF;
+    const io = (s & PAGE_MASK) * LI;
     f[fo + L_SERIAL] = ++this.serials;
     f[fo + L_GRANT_TS] = grant.ts;
     f[fo + L_RENEW_TS] = grant.ts;
@@ -281,12 +286,14 @@ export class TimelineStore {
     const t = tokenKey(grant.fenceToken);
     f[fo + L_TOKEN] = t;
     if (t === BIG) this.leaseBigs.set(s, grant.fenceToken!);
-    putLine(i, io + L_GRANT_LINE, grant.line, this.longLines);
+    putLine(i, io + L_GRANT_LINE, s * LI + L_GRANT_LINE, grant.line, this.longLines);
     i[io + L_RENEW_LINE] = 0;
     i[io + L_GRANT_ORIGIN] = this.origins.ref(grant.file, grant.source);
     i[io + L_RENEW_ORIGIN] = -1;
-    i[io + L_OLDER] = this.ri[id * RI + R_NEWEST]!;
-    this.ri[id * RI + R_NEWEST] = s;
+    const ri = this.ri[id >>> PAGE_BITS]!;
+    const ro = (id & PAGE_MASK) * RI;
+    i[io + L_OLDER] = ri[ro + R_NEWEST]!;
+    ri[ro + R_NEWEST] = s;
     let bits = observerBits(grant.observer) | IN_LIST;
     // Detached: a lease outlives the line it was read from (see detach()).
     if (grant.operationId !== undefined) {
@@ -301,8 +308,8 @@ export class TimelineStore {
 
   /** Let a lease go once neither its resource's list nor its highest granted token names it. */
   private releaseLease(s: number): void {
-    const io = s * LI;
-    const i = this.li;
+    const io = (s & PAGE_MASK) * LI;
+    const i = this.li[s >>> PAGE_BITS]!;
     const b = i[io + L_BITS]!;
     if ((b & (IN_LIST | HIGHEST_GRANTED)) !== 0) return;
     this.origins.unref(i[io + L_GRANT_ORIGIN]!);
@@ -311,83 +318,90 @@ export class TimelineStore {
       if ((b & END_RECORD) !== 0) this.events.free(i[io + L_END]!);
       else this.origins.unref(i[io + L_END_ORIGIN]!);
     }
-    if (this.lf[s * LF + L_TOKEN] === BIG) this.leaseBigs.delete(s);
+    if (this.tokenKey(s) === BIG) this.leaseBigs.delete(s);
     if ((b & GRANT_TTL_KEPT) !== 0) this.grantTtls.delete(s);
     if ((b & GRANT_OPERATION) !== 0) this.grantOps.delete(s);
-    if (this.longLines.size > 0) for (const k of [L_GRANT_LINE, L_RENEW_LINE, L_END_LINE]) this.longLines.delete(io + k);
+    if (this.longLines.size > 0) for (const k of [L_GRANT_LINE, L_RENEW_LINE, L_END_LINE]) this.longLines.delete(s * LI + k);
     this.texts.free(i[io + L_LEASE_ID]!);
     this.owners[s] = undefined;
     i[io + L_BITS] = 0;
-    this.lf[s * LF + L_SERIAL] = 0;
+    this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_SERIAL] = 0;
     i[io + L_OLDER] = this.leaseFree;
     this.leaseFree = s;
   }
 
   /** The lease after s in its resource's list (-1 at the end). */
   older(s: number): number {
-    return this.li[s * LI + L_OLDER]!;
+    return this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_OLDER]!;
   }
 
   /** Take the lease after `prev` out of its resource's list. */
   unlistAfter(prev: number, s: number): void {
-    const i = this.li;
-    i[prev * LI + L_OLDER] = i[s * LI + L_OLDER]!;
-    i[s * LI + L_BITS]! &= ~IN_LIST;
-    i[s * LI + L_OLDER] = -1;
+    const i = this.li[s >>> PAGE_BITS]!;
+    const io = (s & PAGE_MASK) * LI;
+    this.li[prev >>> PAGE_BITS]![(prev & PAGE_MASK) * LI + L_OLDER] = i[io + L_OLDER]!;
+    i[io + L_BITS]! &= ~IN_LIST;
+    i[io + L_OLDER] = -1;
     this.releaseLease(s);
   }
 
   /** Make `s` its resource's highest granted lease. */
   setHighestGranted(id: number, s: number): void {
-    const o = id * RI + R_HIGHEST_GRANTED;
-    const old = this.ri[o]!;
-    this.ri[o] = s;
-    this.li[s * LI + L_BITS]! |= HIGHEST_GRANTED;
+    const ri = this.ri[id >>> PAGE_BITS]!;
+    const o = (id & PAGE_MASK) * RI + R_HIGHEST_GRANTED;
+    const old = ri[o]!;
+    ri[o] = s;
+    this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_BITS]! |= HIGHEST_GRANTED;
     if (old !== -1) {
-      this.li[old * LI + L_BITS]! &= ~HIGHEST_GRANTED;
+      this.li[old >>> PAGE_BITS]![(old & PAGE_MASK) * LI + L_BITS]! &= ~HIGHEST_GRANTED;
       this.releaseLease(old);
     }
   }
 
   /** Unique in the run: the same lease has the same serial in every view of it. */
   serial(s: number): number {
-    return this.lf[s * LF + L_SERIAL]!;
+    return this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_SERIAL]!;
   }
 
   grantTs(s: number): number {
-    return this.lf[s * LF + L_GRANT_TS]!;
+    return this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_GRANT_TS]!;
   }
 
   renewTs(s: number): number {
-    return this.lf[s * LF + L_RENEW_TS]!;
+    return this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_RENEW_TS]!;
   }
 
   /** The lease's ttl (NONE when none is known). */
   ttl(s: number): number {
-    return this.lf[s * LF + L_TTL]!;
+    return this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_TTL]!;
   }
 
   /** The lease's token as a double (BIG when it is not exact as one, NONE for none). */
   tokenKey(s: number): number {
-    return this.lf[s * LF + L_TOKEN]!;
+    return this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_TOKEN]!;
   }
 
   leaseToken(s: number): bigint | undefined {
-    return tokenAt(this.lf[s * LF + L_TOKEN]!, this.leaseBigs, s);
+    return tokenAt(this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_TOKEN]!, this.leaseBigs, s);
   }
 
   /** The lease's leaseId (a new string each time). */
   leaseId(s: number): string | undefined {
-    return this.texts.get(this.li[s * LI + L_LEASE_ID]!);
+    return this.texts.get(this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_LEASE_ID]!);
+  }
+
+  /** The leaseId's handle in `texts`. */
+  leaseText(s: number): number {
+    return this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_LEASE_ID]!;
   }
 
   hasLeaseId(s: number): boolean {
-    return this.li[s * LI + L_LEASE_ID] !== -1;
+    return this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_LEASE_ID] !== -1;
   }
 
   /** Whether the lease's leaseId is `leaseId` (none is undefined). */
   leaseIdIs(s: number, leaseId: string | undefined): boolean {
-    return this.texts.is(this.li[s * LI + L_LEASE_ID]!, leaseId);
+    return this.texts.is(this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_LEASE_ID]!, leaseId);
   }
 
   ownerId(s: number): string | undefined {
@@ -396,30 +410,31 @@ export class TimelineStore {
 
   /** Whether a token equals the lease's (both none counts as equal). */
   sameToken(s: number, token: bigint | undefined): boolean {
-    const t = this.lf[s * LF + L_TOKEN]!;
+    const t = this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_TOKEN]!;
     if (token === undefined) return Number.isNaN(t);
     const k = tokenKey(token);
     return k === BIG ? t === BIG && this.leaseBigs.get(s)! === token : t === k;
   }
 
   hasEnded(s: number): boolean {
-    return (this.li[s * LI + L_BITS]! & ENDED) !== 0;
+    return (this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_BITS]! & ENDED) !== 0;
   }
 
   /** Not ended by a logged event, and not past its ttl since the last renewal. */
   liveAt(s: number, t: number): boolean {
-    if ((this.li[s * LI + L_BITS]! & ENDED) !== 0) return false;
-    const fo = s * LF;
-    const ttl = this.lf[fo + L_TTL]!;
-    return Number.isNaN(ttl) || t <= this.lf[fo + L_RENEW_TS]! + ttl;
+    if ((this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_BITS]! & ENDED) !== 0) return false;
+    const f = this.lf[s >>> PAGE_BITS]!;
+    const fo = (s & PAGE_MASK) * LF;
+    const ttl = f[fo + L_TTL]!;
+    return Number.isNaN(ttl) || t <= f[fo + L_RENEW_TS]! + ttl;
   }
 
   /** A successful renewal: by a keepalive, or by the same grant logged again. */
   renew(s: number, ev: LockEvent): void {
-    const f = this.lf;
-    const i = this.li;
-    const fo = s * LF;
-    const io = s * LI;
+    const f = this.lf[s >>> PAGE_BITS]!;
+    const i = this.li[s >>> PAGE_BITS]!;
+    const fo = (s & PAGE_MASK) * LF;
+    const io = (s & PAGE_MASK) * LI;
     f[fo + L_RENEW_TS] = ev.ts;
     const ttl = f[fo + L_TTL]!;
     if (ev.ttlMs !== undefined && (Number.isNaN(ttl) || ev.ttlMs !== ttl)) {
@@ -430,7 +445,7 @@ export class TimelineStore {
       }
       f[fo + L_TTL] = ev.ttlMs;
     }
-    putLine(i, io + L_RENEW_LINE, ev.line, this.longLines);
+    putLine(i, io + L_RENEW_LINE, s * LI + L_RENEW_LINE, ev.line, this.longLines);
     const grantFrom = i[io + L_GRANT_ORIGIN]!;
     const from = i[io + L_RENEW_ORIGIN]!;
     const origins = this.origins;
@@ -449,9 +464,11 @@ export class TimelineStore {
   /** The event that ended the lease, and how (once). */
   endLease(s: number, id: number, ev: LockEvent, kind: LeaseEnd): void {
     const meta = packMeta(ev.type, ev.observer, ev.result);
-    const io = s * LI;
-    const fo = s * LF;
-    let b = this.li[io + L_BITS]! | ENDED;
+    const li = this.li[s >>> PAGE_BITS]!;
+    const lf = this.lf[s >>> PAGE_BITS]!;
+    const io = (s & PAGE_MASK) * LI;
+    const fo = (s & PAGE_MASK) * LF;
+    let b = li[io + L_BITS]! | ENDED;
     if (kind === 'released-by-old-handle') b |= ENDED_BY_OLD_HANDLE;
     const ownerId = this.owners[s];
     // Inline when the end carries nothing of its own but the lease's handle fields (the usual end).
@@ -463,36 +480,37 @@ export class TimelineStore {
       (ev.ownerId === undefined || ev.ownerId === ownerId) &&
       (ev.fenceToken === undefined || this.sameToken(s, ev.fenceToken));
     if (inline) {
-      this.lf[fo + L_END_TS] = ev.ts;
-      putLine(this.li, io + L_END_LINE, ev.line, this.longLines);
-      this.li[io + L_END_ORIGIN] = this.origins.ref(ev.file, ev.source);
-      this.li[io + L_END] = meta | (ev.ownerId !== undefined ? END_OWNER : 0) | (ev.leaseId !== undefined ? END_LEASE : 0) | (ev.fenceToken !== undefined ? END_TOKEN : 0);
+      lf[fo + L_END_TS] = ev.ts;
+      putLine(li, io + L_END_LINE, s * LI + L_END_LINE, ev.line, this.longLines);
+      li[io + L_END_ORIGIN] = this.origins.ref(ev.file, ev.source);
+      li[io + L_END] = meta | (ev.ownerId !== undefined ? END_OWNER : 0) | (ev.leaseId !== undefined ? END_LEASE : 0) | (ev.fenceToken !== undefined ? END_TOKEN : 0);
     } else {
-      this.li[io + L_END] = this.events.put(ev, id, { ownerId });
+      li[io + L_END] = this.events.put(ev, id, { ownerId, leaseText: li[io + L_LEASE_ID]! });
       b |= END_RECORD;
     }
     // After its owner released it, the lease's last renewal is no longer evidence of anything.
     if (kind === 'release') {
       b &= ~RENEWED;
-      this.lf[fo + L_RENEW_TS] = this.lf[fo + L_GRANT_TS]!;
+      lf[fo + L_RENEW_TS] = lf[fo + L_GRANT_TS]!;
     }
-    this.li[io + L_BITS] = b;
+    li[io + L_BITS] = b;
   }
 
   endTime(s: number): number {
-    return (this.li[s * LI + L_BITS]! & END_RECORD) !== 0 ? this.events.ts(this.li[s * LI + L_END]!) : this.lf[s * LF + L_END_TS]!;
+    return (this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_BITS]! & END_RECORD) !== 0 ? this.events.ts(this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_END]!) : this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_END_TS]!;
   }
 
   /** The end event, built. */
   endEvent(s: number, resource: string): LockEvent | undefined {
-    const io = s * LI;
-    const b = this.li[io + L_BITS]!;
+    const li = this.li[s >>> PAGE_BITS]!;
+    const io = (s & PAGE_MASK) * LI;
+    const b = li[io + L_BITS]!;
     if ((b & ENDED) === 0) return undefined;
-    if ((b & END_RECORD) !== 0) return this.events.event(this.li[io + L_END]!);
-    const m = this.li[io + L_END]!;
-    const o = this.li[io + L_END_ORIGIN]!;
+    if ((b & END_RECORD) !== 0) return this.events.event(li[io + L_END]!);
+    const m = li[io + L_END]!;
+    const o = li[io + L_END_ORIGIN]!;
     return new KeptEvent(
-      this.lf[s * LF + L_END_TS]!,
+      this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_END_TS]!,
       typeOf(m),
       resource,
       (m & END_OWNER) !== 0 ? this.owners[s] : undefined,
@@ -504,25 +522,29 @@ export class TimelineStore {
       observerOf(m),
       this.origins.source(o),
       this.origins.file(o),
-      lineAt(this.li, io + L_END_LINE, this.longLines),
+      lineAt(li, io + L_END_LINE, s * LI + L_END_LINE, this.longLines),
     );
   }
 
   endKind(s: number): LeaseEnd | undefined {
-    const io = s * LI;
-    const b = this.li[io + L_BITS]!;
+    const li = this.li[s >>> PAGE_BITS]!;
+    const io = (s & PAGE_MASK) * LI;
+    const b = li[io + L_BITS]!;
     if ((b & ENDED) === 0) return undefined;
     if ((b & ENDED_BY_OLD_HANDLE) !== 0) return 'released-by-old-handle';
-    return ((b & END_RECORD) !== 0 ? this.events.type(this.li[io + L_END]!) : typeOf(this.li[io + L_END]!)) as LeaseEnd;
+    return ((b & END_RECORD) !== 0 ? this.events.type(li[io + L_END]!) : typeOf(li[io + L_END]!)) as LeaseEnd;
   }
 
   grantEvent(s: number, resource: string): LockEvent {
-    const b = this.li[s * LI + L_BITS]!;
-    const o = this.li[s * LI + L_GRANT_ORIGIN]!;
-    const fo = s * LF;
-    const ttl = this.lf[fo + L_TTL]!;
+    const li = this.li[s >>> PAGE_BITS]!;
+    const io = (s & PAGE_MASK) * LI;
+    const b = li[io + L_BITS]!;
+    const o = li[io + L_GRANT_ORIGIN]!;
+    const f = this.lf[s >>> PAGE_BITS]!;
+    const fo = (s & PAGE_MASK) * LF;
+    const ttl = f[fo + L_TTL]!;
     return new KeptEvent(
-      this.lf[fo + L_GRANT_TS]!,
+      f[fo + L_GRANT_TS]!,
       'acquire',
       resource,
       this.owners[s],
@@ -535,19 +557,21 @@ export class TimelineStore {
       OBSERVERS_BY_BITS[b & 3]!,
       this.origins.source(o),
       this.origins.file(o),
-      lineAt(this.li, s * LI + L_GRANT_LINE, this.longLines),
+      lineAt(li, io + L_GRANT_LINE, s * LI + L_GRANT_LINE, this.longLines),
     );
   }
 
   lastRenewEvent(s: number, resource: string): LockEvent {
-    const io = s * LI;
-    const b = this.li[io + L_BITS]!;
+    const li = this.li[s >>> PAGE_BITS]!;
+    const io = (s & PAGE_MASK) * LI;
+    const b = li[io + L_BITS]!;
     if ((b & RENEWED) === 0) return this.grantEvent(s, resource);
-    const o = this.li[io + L_RENEW_ORIGIN] === -1 ? this.li[io + L_GRANT_ORIGIN]! : this.li[io + L_RENEW_ORIGIN]!;
-    const fo = s * LF;
-    const ttl = this.lf[fo + L_TTL]!;
+    const o = li[io + L_RENEW_ORIGIN] === -1 ? li[io + L_GRANT_ORIGIN]! : li[io + L_RENEW_ORIGIN]!;
+    const f = this.lf[s >>> PAGE_BITS]!;
+    const fo = (s & PAGE_MASK) * LF;
+    const ttl = f[fo + L_TTL]!;
     return new KeptEvent(
-      this.lf[fo + L_RENEW_TS]!,
+      f[fo + L_RENEW_TS]!,
       'keepalive',
       resource,
       this.owners[s],
@@ -559,12 +583,12 @@ export class TimelineStore {
       OBSERVERS_BY_BITS[(b >> RENEW_OBSERVER_SHIFT) & 3]!,
       this.origins.source(o),
       this.origins.file(o),
-      lineAt(this.li, io + L_RENEW_LINE, this.longLines),
+      lineAt(li, io + L_RENEW_LINE, s * LI + L_RENEW_LINE, this.longLines),
     );
   }
 
   renewed(s: number): boolean {
-    return (this.li[s * LI + L_BITS]! & RENEWED) !== 0;
+    return (this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_BITS]! & RENEWED) !== 0;
   }
 
   // --- Granted windows -------------------------------------------------------------------------
@@ -573,20 +597,21 @@ export class TimelineStore {
     const free = this.winFree[c]!;
     if (free.length > 0) return free.pop()!;
     const at = this.winSizes[c]!;
-    const size = 1 << c;
-    this.winSizes[c] = at + size;
-    if (at + size > this.winPools[c]!.length) this.winPools[c] = grown(this.winPools[c]!, at + size - 1);
+    this.winSizes[c] = at + (1 << c);
+    const pages = this.winPools[c]!;
+    if (at >>> WIN_PAGE_BITS >= pages.length) pages.push(new Float64Array(1 << WIN_PAGE_BITS));
     return at;
   }
 
   private setWindow(id: number, c: number, n: number, next: number): void {
-    const o = id * RI + R_WIN;
-    this.ri[o] = (this.ri[o]! & LOGS_WRITES) | c | (n << 8) | (next << 16);
+    const ri = this.ri[id >>> PAGE_BITS]!;
+    const o = (id & PAGE_MASK) * RI + R_WIN;
+    ri[o] = (ri[o]! & LOGS_WRITES) | c | (n << 8) | (next << 16);
   }
 
   /** Add a granted token to the window, unless it is there already. */
   rememberGrant(id: number, token: bigint): void {
-    const w = this.ri[id * RI + R_WIN]!;
+    const w = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN]!;
     const c = w & 0xff;
     const n = (w >> 8) & 0xff;
     const key = tokenKey(token);
@@ -601,33 +626,34 @@ export class TimelineStore {
         return;
       }
       const at = this.winAlloc(0);
-      this.winPools[0]![at] = key;
-      this.ri[id * RI + R_WIN_AT] = at;
+      this.winPools[0]![at >>> WIN_PAGE_BITS]![at & WIN_PAGE_MASK] = key;
+      this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN_AT] = at;
       this.setWindow(id, 0, 1, 0);
       return;
     }
-    const pool = this.winPools[c]!;
-    const at = this.ri[id * RI + R_WIN_AT]!;
-    for (let i = 0; i < n; i++) if (pool[at + i] === key) return;
+    const at = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN_AT]!;
+    const pool = this.winPools[c]![at >>> WIN_PAGE_BITS]!;
+    const o = at & WIN_PAGE_MASK;
+    for (let i = 0; i < n; i++) if (pool[o + i] === key) return;
     if (n < GRANTED_WINDOW) {
       if (n < 1 << c) {
-        pool[at + n] = key;
+        pool[o + n] = key;
         this.setWindow(id, c, n + 1, 0);
       } else {
         // Full: into a block of the next class.
         const next = this.winAlloc(c + 1);
-        const from = this.winPools[c]!;
-        const to = this.winPools[c + 1]!;
-        for (let i = 0; i < n; i++) to[next + i] = from[at + i]!;
-        to[next + n] = key;
+        const to = this.winPools[c + 1]![next >>> WIN_PAGE_BITS]!;
+        const t = next & WIN_PAGE_MASK;
+        for (let i = 0; i < n; i++) to[t + i] = pool[o + i]!;
+        to[t + n] = key;
         this.winFree[c]!.push(at);
-        this.ri[id * RI + R_WIN_AT] = next;
+        this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN_AT] = next;
         this.setWindow(id, c + 1, n + 1, 0);
       }
     } else {
       // The window is full: replace the oldest.
       const next = (w >> 16) & 0xff;
-      pool[at + next] = key;
+      pool[o + next] = key;
       this.setWindow(id, c, n, (next + 1) % n);
     }
   }
@@ -637,10 +663,11 @@ export class TimelineStore {
     let g = this.objectWindows.get(id);
     if (g === undefined) {
       // From the typed block, as numbers.
-      const pool = this.winPools[c]!;
-      const at = this.ri[id * RI + R_WIN_AT]!;
+      const at = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN_AT]!;
+      const pool = this.winPools[c]![at >>> WIN_PAGE_BITS]!;
+      const o = at & WIN_PAGE_MASK;
       g = [];
-      for (let i = 0; i < n; i++) g.push(pool[at + i]!);
+      for (let i = 0; i < n; i++) g.push(pool[o + i]!);
       this.winFree[c]!.push(at);
       this.objectWindows.set(id, g);
     }
@@ -660,11 +687,11 @@ export class TimelineStore {
 
   /** Was this token granted on this resource, as far as the remembered window tells? */
   grantStatus(id: number, token: bigint): 'granted' | 'never' | 'unknown' {
-    const w = this.ri[id * RI + R_WIN]!;
+    const w = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN]!;
     const c = w & 0xff;
     if (c === NO_WINDOW) return 'unknown';
     const n = (w >> 8) & 0xff;
-    const highest = this.ri[id * RI + R_HIGHEST_GRANTED]!;
+    const highest = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_HIGHEST_GRANTED]!;
     if (c === OBJECT_WINDOW) {
       const g = this.objectWindows.get(id)!;
       const key = windowKey(token);
@@ -674,21 +701,22 @@ export class TimelineStore {
       for (let i = 1; i < n; i++) if (g[i]! < min) min = g[i]!;
       return token > min ? 'never' : 'unknown';
     }
-    const pool = this.winPools[c]!;
-    const at = this.ri[id * RI + R_WIN_AT]!;
+    const at = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN_AT]!;
+    const pool = this.winPools[c]![at >>> WIN_PAGE_BITS]!;
+    const o = at & WIN_PAGE_MASK;
     const key = tokenKey(token);
-    if (key !== BIG) for (let i = 0; i < n; i++) if (pool[at + i] === key) return 'granted';
+    if (key !== BIG) for (let i = 0; i < n; i++) if (pool[o + i] === key) return 'granted';
     // Every token of a typed window is exact as a double, and so is the highest granted.
-    const h = this.lf[highest * LF + L_TOKEN]!;
+    const h = this.lf[highest >>> PAGE_BITS]![(highest & PAGE_MASK) * LF + L_TOKEN]!;
     if (key === BIG ? token > 0n : key > h) return 'never';
-    let min = pool[at]!;
-    for (let i = 1; i < n; i++) if (pool[at + i]! < min) min = pool[at + i]!;
+    let min = pool[o]!;
+    for (let i = 1; i < n; i++) if (pool[o + i]! < min) min = pool[o + i]!;
     return key === BIG ? 'unknown' : key > min ? 'never' : 'unknown';
   }
 
   /** The window as it was kept before the store: undefined, the one token, or the tokens (numbers up to 2^53 - 1, else BigInts). */
   grantedTokens(id: number): (number | bigint)[] | bigint | undefined {
-    const w = this.ri[id * RI + R_WIN]!;
+    const w = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN]!;
     const c = w & 0xff;
     if (c === NO_WINDOW) return undefined;
     const n = (w >> 8) & 0xff;
@@ -696,8 +724,8 @@ export class TimelineStore {
     if (c === OBJECT_WINDOW) out = this.objectWindows.get(id)!.slice();
     else {
       out = [];
-      const at = this.ri[id * RI + R_WIN_AT]!;
-      for (let i = 0; i < n; i++) out.push(this.winPools[c]![at + i]!);
+      const at = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN_AT]!;
+      for (let i = 0; i < n; i++) out.push(this.winPools[c]![at >>> WIN_PAGE_BITS]![(at & WIN_PAGE_MASK) + i]!);
     }
     if (n === 1) return typeof out[0] === 'bigint' ? out[0] : BigInt(out[0]!);
     return out;
@@ -1210,7 +1238,7 @@ export class ResourceTimeline {
           const s = this.findSlot(ev);
           const events = store.events;
           const old = store.highest(id);
-          store.setHighest(id, events.put(ev, id, s === -1 ? undefined : { ownerId: store.ownerId(s) }));
+          store.setHighest(id, events.put(ev, id, s === -1 ? undefined : { ownerId: store.ownerId(s), leaseText: store.leaseText(s) }));
           if (old !== -1) events.free(old);
         }
         break;
