@@ -122,12 +122,12 @@ describe('lease slots', () => {
     expect(engine.findings.filter((f) => f.rule === 'keepalive-gap').map((f) => f.evidence.at(-1)!.leaseId)).toEqual(['a', 'z']);
   });
 
-  it('state and its side tables do not grow with events: records, leases and (file, source) pairs are let go', () => {
+  it('state and its side tables do not grow with events: records, leases, owners, identifiers and (file, source) pairs are let go', () => {
     const engine = new Engine({ rules, maxOperations: 50 });
     for (let i = 0; i < 5000; i++) {
       // Every line its own source (a hostile log): the pairs held follow the state, not the events.
       const source = `src-${i}`;
-      const base = { ownerId: `w${i % 7}`, leaseId: `l${i}`, source };
+      const base = { ownerId: `w${i}`, leaseId: `l${i}`, source };
       engine.push(ev(10 * i, 'acquire', { ...base, fenceToken: BigInt(i + 1), ttlMs: 5 }));
       engine.push(ev(10 * i + 1, 'write', { ...base, fenceToken: BigInt(i + 1), operationId: `op-${i}` }));
       engine.push(ev(10 * i + 2, 'release', base));
@@ -137,6 +137,9 @@ describe('lease slots', () => {
     expect(t.leases.length).toBe(3);
     expect(store.events.live).toBeLessThanOrEqual(1 + 50);
     expect(store.origins.live).toBeLessThanOrEqual(3 * 3 + 1 + 50 + 1);
+    // Every lease its own owner: owners and identifiers follow the state too.
+    expect(store.owners.live).toBeLessThanOrEqual(3 + 1 + 50);
+    expect(store.texts.live).toBeLessThanOrEqual(3 + 2 * (1 + 50) + 50);
     expect(t.highestToken).toBe(5000n);
   });
 });

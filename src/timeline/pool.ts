@@ -149,6 +149,53 @@ export class Origins {
   }
 }
 
+// --- Shared strings ----------------------------------------------------------------------------
+
+/**
+ * Strings that many leases and records share (owners: a few workers hold every lease), as ids
+ * held by a count of the records that name them: one string per distinct value, four bytes per
+ * holder; a log that gives every lease its own owner holds only the owners live state names.
+ */
+export class StringTable {
+  private readonly ids = new Map<string, number>();
+  private readonly strings: (string | undefined)[] = [];
+  private refs = new Int32Array(16);
+  private readonly free: number[] = [];
+
+  /** The id of s, counted once more (-1 for undefined). `own`: the string is the event's own (see keptString). */
+  ref(s: string | undefined, own = false): number {
+    if (s === undefined) return -1;
+    let id = this.ids.get(s);
+    if (id === undefined) {
+      id = this.free.length > 0 ? this.free.pop()! : this.strings.length;
+      const kept = keptString(s, own);
+      this.strings[id] = kept;
+      this.ids.set(kept, id);
+      if (id >= this.refs.length) this.refs = grown(this.refs, id);
+      this.refs[id] = 0;
+    }
+    this.refs[id]!++;
+    return id;
+  }
+
+  /** Counted once less; forgotten at none. */
+  unref(id: number): void {
+    if (id === -1 || --this.refs[id]! > 0) return;
+    this.ids.delete(this.strings[id]!);
+    this.strings[id] = undefined;
+    this.free.push(id);
+  }
+
+  get(id: number): string | undefined {
+    return id === -1 ? undefined : this.strings[id];
+  }
+
+  /** Strings held now. */
+  get live(): number {
+    return this.ids.size;
+  }
+}
+
 // --- Identifiers as bytes --------------------------------------------------------------------------
 
 /**
@@ -319,7 +366,7 @@ const E_TS = 0;
 const E_TOKEN = 1;
 const E_TTL = 2;
 const E_OFFSET = 3;
-const EI = 8;
+const EI = 9;
 const E_BYTES = 0;
 const E_ORIGIN = 1;
 /** The holder's list link, or the free list's. */
@@ -332,12 +379,13 @@ const E_RESOURCE = 5;
 /** Texts handles. */
 const E_LEASE = 6;
 const E_OPERATION = 7;
+/** The ownerId's id in `owners`. */
+const E_OWNER = 8;
 const META_BITS = 0x1ff;
 const REF = 1 << 9;
 
-/** What a kept event may share with state that holds the same (its lease's owner, and leaseId's handle in the Texts). */
+/** What a kept event may share with state that holds the same: its lease's leaseId (a handle in the Texts). */
 export interface SharedStrings {
-  readonly ownerId?: string;
   readonly leaseText?: number;
 }
 
@@ -351,8 +399,7 @@ export interface SharedStrings {
 export class EventPool {
   private readonly f: Float64Array<ArrayBuffer>[] = [];
   private readonly i: Int32Array<ArrayBuffer>[] = [];
-  /** A record's ownerId (owners repeat: the string is shared); its leaseId and operationId are in `texts`. */
-  private owners: (string | undefined)[] = [];
+
   /** A kept write's text or display fields (undefined for most: by reference). */
   private extra: (string | Readonly<Record<string, unknown>> | undefined)[] = [];
   /** Tokens that are not exact as doubles, events whose type, observer or result is not canonical, line numbers above 2^31. */
@@ -372,6 +419,7 @@ export class EventPool {
     private readonly names: readonly string[],
     readonly origins: Origins = new Origins(),
     readonly texts: Texts = new Texts(),
+    readonly owners: StringTable = new StringTable(),
   ) {}
 
   /** Keep a copy of `ev`, an event of resource `resource` (an id of `names`), as keep() would make it; returns its record. */
@@ -424,7 +472,7 @@ export class EventPool {
     if (extra !== undefined || r < this.extra.length) this.extra[r] = extra;
     // Strings of an event by reference that holds neither its line nor a record are its own (see keep()).
     const s = shared;
-    this.owners[r] = s !== undefined && ev.ownerId !== undefined && s.ownerId === ev.ownerId ? s.ownerId : ev.ownerId === undefined ? undefined : keptString(ev.ownerId, ownStrings(ev));
+    i[io + E_OWNER] = this.owners.ref(ev.ownerId, ownStrings(ev));
     const texts = this.texts;
     i[io + E_LEASE] = s !== undefined && s.leaseText !== undefined && texts.is(s.leaseText, ev.leaseId) ? texts.share(s.leaseText) : texts.put(ev.leaseId);
     i[io + E_OPERATION] = this.texts.put(ev.operationId);
@@ -446,7 +494,7 @@ export class EventPool {
     if (this.tokenKey(r) === BIG) this.bigs.delete(r);
     if (!metaExact(i[io + E_META]!)) this.odd.delete(r);
     if (i[io + E_LINE] === LONG_LINE) this.longLines.delete(r);
-    this.owners[r] = undefined;
+    this.owners.unref(i[io + E_OWNER]!);
     this.texts.free(i[io + E_LEASE]!);
     this.texts.free(i[io + E_OPERATION]!);
     if (r < this.extra.length) this.extra[r] = undefined;
@@ -484,7 +532,7 @@ export class EventPool {
   }
 
   ownerId(r: number): string | undefined {
-    return this.owners[r];
+    return this.owners.get(this.i[r >>> PAGE_BITS]![(r & PAGE_MASK) * EI + E_OWNER]!);
   }
 
   hasLeaseId(r: number): boolean {
@@ -513,7 +561,7 @@ export class EventPool {
       f[fo + E_TS]!,
       odd !== undefined && (m & 7) === 7 ? (odd.type as EventType) : typeOf(m),
       this.names[i[io + E_RESOURCE]!]!,
-      this.owners[r],
+      this.owners.get(i[io + E_OWNER]!),
       this.texts.get(i[io + E_LEASE]!),
       this.texts.get(i[io + E_OPERATION]!),
       this.fenceToken(r),

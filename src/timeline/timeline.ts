@@ -14,7 +14,7 @@
  * with events.
  */
 import { KeptEvent, keptString, type LockEvent } from '../model/event.js';
-import { BIG, EventPool, lineAt, metaExact, NONE, observerOf, Origins, packMeta, PAGE_BITS, PAGE_MASK, putLine, reserveF64, reserveI32, reserveU32, resultOf, Texts, tokenAt, tokenKey, typeOf } from './pool.js';
+import { BIG, EventPool, StringTable, lineAt, metaExact, NONE, observerOf, Origins, packMeta, PAGE_BITS, PAGE_MASK, putLine, reserveF64, reserveI32, reserveU32, resultOf, Texts, tokenAt, tokenKey, typeOf } from './pool.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
@@ -64,7 +64,7 @@ const L_RENEW_TS = 2;
 const L_TTL = 3;
 const L_TOKEN = 4;
 const L_END_TS = 5;
-const LI = 10;
+const LI = 11;
 const L_GRANT_ORIGIN = 0;
 /** -1 when the last renewal came from the grant's file and source. */
 const L_RENEW_ORIGIN = 1;
@@ -79,6 +79,8 @@ const L_RENEW_LINE = 7;
 const L_END_LINE = 8;
 /** The leaseId's handle in `texts`. */
 const L_LEASE_ID = 9;
+/** The ownerId's id in `owners`. */
+const L_OWNER = 10;
 
 // L_BITS: grant observer (bits 0-1), last renewal's observer (bits 2-3), and flags.
 const RENEW_OBSERVER_SHIFT = 2;
@@ -162,9 +164,9 @@ export class TimelineStore {
   private readonly objectWindows = new Map<number, (number | bigint)[]>();
   private readonly lf: Float64Array<ArrayBuffer>[] = [];
   private readonly li: Int32Array<ArrayBuffer>[] = [];
-  /** A lease's ownerId (owners repeat: the string is shared); its leaseId is in `texts`. */
-  private owners: (string | undefined)[] = [];
+  /** Identifiers: a lease's leaseId as bytes, its ownerId as a shared string's id (see pool.ts). */
   readonly texts: Texts;
+  readonly owners: StringTable;
   private readonly grantOps = new Map<number, string>();
   private readonly leaseBigs = new Map<number, bigint>();
   private readonly longLines = new Map<number, number>();
@@ -176,7 +178,8 @@ export class TimelineStore {
   constructor() {
     this.origins = new Origins();
     this.texts = new Texts();
-    this.events = new EventPool(this.names, this.origins, this.texts);
+    this.owners = new StringTable();
+    this.events = new EventPool(this.names, this.origins, this.texts, this.owners);
   }
 
   get size(): number {
@@ -302,7 +305,7 @@ export class TimelineStore {
     }
     i[io + L_BITS] = bits;
     i[io + L_LEASE_ID] = this.texts.put(grant.leaseId);
-    this.owners[s] = grant.ownerId === undefined ? undefined : keptString(grant.ownerId, false);
+    i[io + L_OWNER] = this.owners.ref(grant.ownerId);
     return s;
   }
 
@@ -323,7 +326,7 @@ export class TimelineStore {
     if ((b & GRANT_OPERATION) !== 0) this.grantOps.delete(s);
     if (this.longLines.size > 0) for (const k of [L_GRANT_LINE, L_RENEW_LINE, L_END_LINE]) this.longLines.delete(s * LI + k);
     this.texts.free(i[io + L_LEASE_ID]!);
-    this.owners[s] = undefined;
+    this.owners.unref(i[io + L_OWNER]!);
     i[io + L_BITS] = 0;
     this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_SERIAL] = 0;
     i[io + L_OLDER] = this.leaseFree;
@@ -405,7 +408,7 @@ export class TimelineStore {
   }
 
   ownerId(s: number): string | undefined {
-    return this.owners[s];
+    return this.owners.get(this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_OWNER]!);
   }
 
   /** Whether a token equals the lease's (both none counts as equal). */
@@ -470,7 +473,7 @@ export class TimelineStore {
     const fo = (s & PAGE_MASK) * LF;
     let b = li[io + L_BITS]! | ENDED;
     if (kind === 'released-by-old-handle') b |= ENDED_BY_OLD_HANDLE;
-    const ownerId = this.owners[s];
+    const ownerId = this.owners.get(li[io + L_OWNER]!);
     // Inline when the end carries nothing of its own but the lease's handle fields (the usual end).
     const inline =
       metaExact(meta) &&
@@ -485,7 +488,7 @@ export class TimelineStore {
       li[io + L_END_ORIGIN] = this.origins.ref(ev.file, ev.source);
       li[io + L_END] = meta | (ev.ownerId !== undefined ? END_OWNER : 0) | (ev.leaseId !== undefined ? END_LEASE : 0) | (ev.fenceToken !== undefined ? END_TOKEN : 0);
     } else {
-      li[io + L_END] = this.events.put(ev, id, { ownerId, leaseText: li[io + L_LEASE_ID]! });
+      li[io + L_END] = this.events.put(ev, id, { leaseText: li[io + L_LEASE_ID]! });
       b |= END_RECORD;
     }
     // After its owner released it, the lease's last renewal is no longer evidence of anything.
@@ -513,7 +516,7 @@ export class TimelineStore {
       this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_END_TS]!,
       typeOf(m),
       resource,
-      (m & END_OWNER) !== 0 ? this.owners[s] : undefined,
+      (m & END_OWNER) !== 0 ? this.owners.get(li[io + L_OWNER]!) : undefined,
       (m & END_LEASE) !== 0 ? this.leaseId(s) : undefined,
       undefined,
       (m & END_TOKEN) !== 0 ? this.leaseToken(s) : undefined,
@@ -547,7 +550,7 @@ export class TimelineStore {
       f[fo + L_GRANT_TS]!,
       'acquire',
       resource,
-      this.owners[s],
+      this.owners.get(li[io + L_OWNER]!),
       this.leaseId(s),
       (b & GRANT_OPERATION) !== 0 ? this.grantOps.get(s) : undefined,
       this.leaseToken(s),
@@ -574,7 +577,7 @@ export class TimelineStore {
       f[fo + L_RENEW_TS]!,
       'keepalive',
       resource,
-      this.owners[s],
+      this.owners.get(li[io + L_OWNER]!),
       this.leaseId(s),
       undefined,
       undefined,
@@ -1238,7 +1241,7 @@ export class ResourceTimeline {
           const s = this.findSlot(ev);
           const events = store.events;
           const old = store.highest(id);
-          store.setHighest(id, events.put(ev, id, s === -1 ? undefined : { ownerId: store.ownerId(s), leaseText: store.leaseText(s) }));
+          store.setHighest(id, events.put(ev, id, s === -1 ? undefined : { leaseText: store.leaseText(s) }));
           if (old !== -1) events.free(old);
         }
         break;
