@@ -10,7 +10,7 @@
  */
 import type { LockEvent } from '../model/event.js';
 import type { Finding } from '../model/report.js';
-import type { EventPool } from './pool.js';
+import { hashString, type EventPool } from './pool.js';
 import { TimelineStore } from './timeline.js';
 
 export const DEFAULT_MAX_OPERATIONS = 100_000;
@@ -29,11 +29,9 @@ export interface OperationEntry {
 
 const NONE: readonly never[] = [];
 
-/** A hash of a resource id and an operationId (FNV-1a over the UTF-16 code units). */
+/** A hash of a resource id and an operationId. */
 function hashOf(resource: number, operationId: string): number {
-  let h = 0x811c9dc5 ^ resource;
-  for (let i = 0; i < operationId.length; i++) h = Math.imul(h ^ operationId.charCodeAt(i), 16777619);
-  return (h ^ (h >>> 15)) | 0;
+  return hashString(operationId, resource);
 }
 
 export class OperationIndex {

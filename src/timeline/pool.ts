@@ -149,6 +149,15 @@ export class Origins {
   }
 }
 
+// --- Hashing -------------------------------------------------------------------------------------
+
+/** A 32-bit hash of a string's UTF-16 code units and a seed (FNV-1a, mixed). */
+export function hashString(s: string, seed: number): number {
+  let h = 0x811c9dc5 ^ seed;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619);
+  return (h ^ (h >>> 15)) | 0;
+}
+
 // --- Shared strings ----------------------------------------------------------------------------
 
 /**

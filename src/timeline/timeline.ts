@@ -14,7 +14,7 @@
  * with events.
  */
 import { KeptEvent, keptString, type LockEvent } from '../model/event.js';
-import { BIG, EventPool, StringTable, lineAt, metaExact, NONE, observerOf, Origins, packMeta, PAGE_BITS, PAGE_MASK, putLine, reserveF64, reserveI32, reserveU32, resultOf, Texts, tokenAt, tokenKey, typeOf } from './pool.js';
+import { BIG, EventPool, hashString, StringTable, lineAt, metaExact, NONE, observerOf, Origins, packMeta, PAGE_BITS, PAGE_MASK, putLine, reserveF64, reserveI32, reserveU32, resultOf, Texts, tokenAt, tokenKey, typeOf } from './pool.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
@@ -147,8 +147,13 @@ export class TimelineStore {
   /** Kept events: the highest accepted write of each resource, lease ends that need a record of their own. */
   readonly events: EventPool;
   readonly origins: Origins;
-  private readonly ids = new Map<string, number>();
   private readonly names: string[] = [];
+  /**
+   * Resource ids by name: open addressing over id + 1 (0 for empty), at most half full, keyed by
+   * each name's hash (kept per id); no Map entry per resource.
+   */
+  private table = new Int32Array(1024);
+  private readonly hashes: Int32Array<ArrayBuffer>[] = [];
   /** Counters, 32 bits each; one that reaches SPILLED goes on in `bigCounts`. */
   private readonly rc: Uint32Array<ArrayBuffer>[] = [];
   private readonly bigCounts = new Map<number, number>();
@@ -188,7 +193,24 @@ export class TimelineStore {
 
   /** The id of a resource, or -1. */
   idOf(resource: string): number {
-    return this.ids.get(resource) ?? -1;
+    const h = hashString(resource, 0);
+    const table = this.table;
+    const mask = table.length - 1;
+    for (let p = h & mask; ; p = (p + 1) & mask) {
+      const e = table[p]!;
+      if (e === 0) return -1;
+      const id = e - 1;
+      if (this.hashes[id >>> PAGE_BITS]![id & PAGE_MASK] === h && this.names[id] === resource) return id;
+    }
+  }
+
+  /** Put id in the table at its hash's place. */
+  private index(id: number, h: number): void {
+    const table = this.table;
+    const mask = table.length - 1;
+    let p = h & mask;
+    while (table[p] !== 0) p = (p + 1) & mask;
+    table[p] = id + 1;
   }
 
   name(id: number): string {
@@ -199,7 +221,15 @@ export class TimelineStore {
   add(resource: string): number {
     const id = this.names.length;
     this.names.push(resource);
-    this.ids.set(resource, id);
+    reserveI32(this.hashes, 1, id);
+    const h = hashString(resource, 0);
+    this.hashes[id >>> PAGE_BITS]![id & PAGE_MASK] = h;
+    if (2 * (id + 1) > this.table.length) {
+      // Twice as large, every id put again.
+      this.table = new Int32Array(this.table.length * 2);
+      for (let k = 0; k < id; k++) this.index(k, this.hashes[k >>> PAGE_BITS]![k & PAGE_MASK]!);
+    }
+    this.index(id, h);
     reserveU32(this.rc, RC, id);
     reserveI32(this.ri, RI, id);
     const ri = this.ri[id >>> PAGE_BITS]!;
