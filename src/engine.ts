@@ -510,12 +510,13 @@ export function toEvidence(ref: EvidenceRef, lines?: LineReader): EvidenceItem {
 
 function summarise(t: ResourceTimeline): ResourceSummary {
   const { readiness, reason } = readinessOf(t);
-  const token = t.highestToken;
+  // The token's double, when it is one: small tokens have one text each, without a BigInt.
+  const key = t.highestTokenKey;
   return {
     resource: t.resource,
     readiness,
     reason,
-    highestAcceptedToken: token === undefined ? null : token < SMALL_TOKEN_TEXTS ? smallTokenText(Number(token)) : token.toString(),
+    highestAcceptedToken: Number.isNaN(key) ? null : key >= 0 && key < SMALL_TOKEN_TEXTS ? smallTokenText(key) : t.highestToken!.toString(),
     events: t.events,
     writes: writesOf(t.accepted, t.rejectedStaleFence, t.rejectedOther, t.withoutToken),
     staleWrites: t.staleWrites,
@@ -529,7 +530,7 @@ function summarise(t: ResourceTimeline): ResourceSummary {
  * that most resources share are made once. The text of a small token is one string per value,
  * and a resource's write counts, frozen, are one object per combination of small counts.
  */
-const SMALL_TOKEN_TEXTS = 4096n;
+const SMALL_TOKEN_TEXTS = 4096;
 const tokenTexts: (string | undefined)[] = [];
 
 function smallTokenText(n: number): string {

@@ -193,6 +193,20 @@ export class TimelineStore {
 
   /** The id of a resource, or -1. */
   idOf(resource: string): number {
+    // Lookups come in runs for one resource (the engine's, then its rules' operation lookups).
+    if (resource === this.lastName) return this.lastId;
+    const id = this.find(resource);
+    if (id !== -1) {
+      this.lastName = resource;
+      this.lastId = id;
+    }
+    return id;
+  }
+
+  private lastName: string | undefined;
+  private lastId = -1;
+
+  private find(resource: string): number {
     const h = hashString(resource, 0);
     const table = this.table;
     const mask = table.length - 1;
@@ -906,6 +920,12 @@ export class ResourceTimeline {
   get highest(): LockEvent | undefined {
     const r = this.store.highest(this.id);
     return r === -1 ? undefined : this.store.events.event(r);
+  }
+
+  /** The highest accepted token as a double (BIG when it is not exact as one, NONE for none). */
+  get highestTokenKey(): number {
+    const r = this.store.highest(this.id);
+    return r === -1 ? NONE : this.store.events.tokenKey(r);
   }
 
   /** The highest token the resource accepted. */
