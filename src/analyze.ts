@@ -178,6 +178,8 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   }
   if (sources.length === 0) throw new InputError('nothing to analyze: give files, streams or events');
 
+  // The lock service each input's profile declares, by the name its events carry as `file`.
+  const byFile = new Map(summaries.map((s) => [s.file, s]));
   const capture = options.timelines === undefined ? undefined : new EventCapture({ resources: options.timelines.resources, perResource: options.timelines.perResource });
   const engine = new Engine({
     capture,
@@ -189,6 +191,7 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     maxResources: options.maxResources,
     onFinding: options.onFinding,
     lines: lineStore.read,
+    serviceOf: (file) => byFile.get(file)?.service,
   });
   const clockSkewMs = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
   const recent = options.dedupe === false ? undefined : new RecentEvents(options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS), undefined, undefined, lineStore.read);
@@ -370,6 +373,7 @@ async function* sourceEvents(input: InputSource, profile: Profile, stats: InputS
 
 async function* recordEvents(records: readonly Record<string, unknown>[], chosen: Profile, stats: InputStats, summary: FileSummary): AsyncGenerator<LockEvent[]> {
   const profile = chosen.detect !== undefined && records.length > 0 ? chosen.detect(JSON.stringify(records[0])) : chosen;
+  if (profile.service !== undefined) summary.service = profile.service;
   const out: LockEvent[] = [];
   for (let i = 0; i < records.length; i++) {
     summary.lines++;

@@ -14,6 +14,7 @@ import { detach, fieldsOf, keep, type LineReader, type LockEvent } from './model
 import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity, Uncertainty } from './model/report.js';
 import { formatToken, plural } from './model/format.js';
 import { formatMessage, type MessageData } from './model/message.js';
+import { serviceFacts, type ServiceId } from './model/services.js';
 import { isStaleRule } from './verdict.js';
 import { isoOf } from './model/time.js';
 import { checkEngineOptions } from './model/options.js';
@@ -42,6 +43,8 @@ export interface EngineOptions {
   lines?: LineReader;
   /** Called as soon as a finding is final (live output); see the comment at the top. */
   onFinding?: (finding: Finding) => void;
+  /** The lock service the input named `file` is declared to come from (a profile's or mapping's `service`), if any. */
+  serviceOf?: (file: string) => ServiceId | undefined;
 }
 
 export const DEFAULT_CLOCK_SKEW_MS = 250;
@@ -131,12 +134,16 @@ export class Engine {
       }
     });
     const self = this;
+    const serviceOf = options.serviceOf;
     this.context = {
       get timeline() {
         return self.currentTimeline!;
       },
       options: this.options,
       operations: this.operations,
+      service(event: LockEvent) {
+        return serviceFacts(serviceOf?.(event.file));
+      },
       report(input: ReportInput) {
         self.report(input);
       },

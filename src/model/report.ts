@@ -1,5 +1,6 @@
 /** The report: what every reporter renders. Plain data, JSON-serialisable (tokens are decimal strings). */
 import type { MessageData } from './message.js';
+import type { ServiceId } from './services.js';
 
 export type Severity = 'error' | 'warning' | 'info';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
@@ -164,6 +165,8 @@ export interface FileSummary extends LineCounts {
   error?: string;
   /** The profile `--profile auto` chose for this input. */
   profile?: string;
+  /** The lock service the profile or mapping that read this input declares (its `service`). */
+  service?: ServiceId;
   /** The container log wrapper detected and unwrapped in this input: `docker`, `cri` or `kubectl`. */
   wrapper?: 'docker' | 'cri' | 'kubectl';
   /** This path names the same file (device and inode) as an earlier input, named here: it was not read again, and its counts are 0. */

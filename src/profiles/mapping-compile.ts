@@ -5,6 +5,7 @@
  * is none. The types of the mapping language live here too (mapping.ts re-exports them).
  */
 import { defaultObserver, defaultResult, EVENT_TYPES, OBSERVERS, RESULTS, type LockEvent, type Observer } from '../model/event.js';
+import type { ServiceId } from '../model/services.js';
 import { DURATION_UNITS, parseDuration, parseTimeValue, type TimeFormat } from '../model/time.js';
 import { parseFenceToken } from '../model/token.js';
 import { numberLiteral } from './canonical.js';
@@ -19,6 +20,8 @@ import { compileFastMapping } from './fast-mapping.js';
 
 export interface MappingSpec {
   description?: string;
+  /** The lock service the logs come from (see model/services.ts). */
+  service?: ServiceId;
   parse?: 'json' | 'logfmt' | 'klog';
   expand?: 'otlp';
   timestamp?: TimeFormat;
@@ -111,6 +114,7 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
       : undefined;
   return {
     name,
+    service: m.service,
     recipe: { kind: 'mapping', spec: m, name, options },
     parseLine: parse,
     fastEvent,

@@ -1,4 +1,5 @@
 import type { LockEvent } from '../model/event.js';
+import type { ServiceId } from '../model/services.js';
 
 /** Where a record came from. */
 export interface RecordOrigin {
@@ -25,6 +26,12 @@ export interface RecordOrigin {
  */
 export interface Profile {
   readonly name: string;
+  /**
+   * The lock service this profile's inputs come from, when it declares one (a mapping's
+   * `service`): a fact about each input it reads (FileSummary.service), which rules read through
+   * RuleContext.service; never a field of the events.
+   */
+  readonly service?: ServiceId;
   /**
    * How a line becomes a record; default JSON.parse. Returns a string: the reason it is invalid.
    * `wrapperTime` is the container wrapper's time of the line, if any (klog text takes its year).
