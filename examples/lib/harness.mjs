@@ -2,9 +2,11 @@
 // processes that are always cleaned up, waiting for a server or a worker's line, and a throwaway
 // PostgreSQL cluster owned by the postgres user.
 import { spawn, execFileSync, spawnSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const PG_BIN = ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/17/bin'].find((d) => existsSync(join(d, 'initdb')));
@@ -57,8 +59,10 @@ export class Children {
     return child;
   }
 
-  stopAll() {
-    for (const c of this.set) {
+  /** Kill every child still running (resumed first, should one be stopped) and wait until they are gone. */
+  async stopAll() {
+    const running = [...this.set];
+    for (const c of running) {
       try {
         c.kill('SIGCONT');
         c.kill('SIGKILL');
@@ -66,6 +70,7 @@ export class Children {
         // already gone
       }
     }
+    await Promise.all(running.map((c) => exited(c, 5000).catch(() => undefined)));
   }
 }
 
@@ -151,5 +156,74 @@ export async function startPostgres(children, dir, port) {
       }
       await exited(postmaster, 10000).catch(() => postmaster.kill('SIGKILL'));
     },
+  };
+}
+
+/**
+ * One run of a reproduction: a throwaway directory (`prefix` + random, readable by the postgres
+ * user; every process of the run names it in its arguments, so that a test can look for
+ * leftovers by it), the children, a log line on stderr, and `cleanup()`: PostgreSQL stopped,
+ * every child killed, the directory removed (unless `keep`). Ctrl-C and SIGTERM clean up too.
+ */
+export class Run {
+  constructor(prefix, label, keep) {
+    this.work = mkdtempSync(join(tmpdir(), prefix));
+    chmodSync(this.work, 0o755);
+    this.label = label;
+    this.keep = keep;
+    this.children = new Children();
+    this.postgres = undefined;
+    for (const sig of ['SIGINT', 'SIGTERM']) {
+      process.on(sig, () => {
+        void this.cleanup().finally(() => process.exit(130));
+      });
+    }
+  }
+
+  log(msg) {
+    process.stderr.write(`[${this.label}] ${msg}\n`);
+  }
+
+  /** PostgreSQL in the run's directory on `port` (see startPostgres), stopped by cleanup(). */
+  async startPostgres(port) {
+    this.postgres = await startPostgres(this.children, this.work, port);
+    this.log(`postgres ready on port ${port}`);
+    return this.postgres;
+  }
+
+  async cleanup() {
+    await this.postgres?.stop().catch(() => undefined);
+    await this.children.stopAll();
+    if (!this.keep) rmSync(this.work, { recursive: true, force: true });
+  }
+}
+
+/** A fresh output folder for a run's logs and reports. */
+export function freshDir(dir) {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'stalewrite.js');
+
+/**
+ * Analyse a run's logs as a user would, with `mapping`: the reports report.json, report.md and
+ * report.html in `out`, and stalewrite's verdict on `resource` in short.
+ */
+export function analyseRun(mapping, files, out, resource) {
+  const analyse = (format, dest) => spawnSync(process.execPath, [CLI, 'analyze', '--mapping', mapping, '-f', format, '-o', dest, '--quiet', ...files], { encoding: 'utf8' });
+  const json = analyse('json', join(out, 'report.json'));
+  analyse('markdown', join(out, 'report.md'));
+  analyse('html', join(out, 'report.html'));
+  const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+  return {
+    exitCode: json.status,
+    verdict: report.summary.verdict,
+    readiness: report.resources.find((r) => r.resource === resource)?.readiness,
+    errors: report.findings.filter((f) => f.severity === 'error').map((f) => f.rule),
+    findings: report.findings.map((f) => `${f.rule} (${f.severity}, ${f.certainty})`),
+    messages: report.findings.map((f) => f.message),
+    input: report.input,
   };
 }

@@ -16,19 +16,17 @@
 //    analyses the three logs (A, B, the subscriber) with stalewrite and the committed mapping.json.
 // Prints one JSON line with the ground truth and stalewrite's verdict. Always cleans up.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { Children, PG_BIN, exited, freePort, startPostgres, until, waitFor } from '../lib/harness.mjs';
+import { PG_BIN, Run, analyseRun, exited, freePort, freshDir, until, waitFor } from '../lib/harness.mjs';
 
 const MODES = ['random', 'unsafe-release', 'safe-release', 'fenced'];
 const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..', '..');
 const { values: args } = parseArgs({
   options: {
     mode: { type: 'string', default: 'random' },
@@ -39,9 +37,7 @@ const { values: args } = parseArgs({
   },
 });
 if (!MODES.includes(args.mode)) throw new Error(`--mode is one of ${MODES.join(', ')}`);
-const out = args.out ?? join(here, 'out', args.mode);
-rmSync(out, { recursive: true, force: true });
-mkdirSync(out, { recursive: true });
+const out = freshDir(args.out ?? join(here, 'out', args.mode));
 
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => existsSync(p));
 if (PG_BIN === undefined || REDIS === undefined) {
@@ -53,27 +49,9 @@ const TTL_A = 1500;
 const TTL_B = 10000;
 const releaseMode = args.mode === 'unsafe-release' || args.mode === 'safe-release';
 const started = Date.now();
-const children = new Children();
-// Every process of the run names this directory in its arguments (the test looks for leftovers by it).
-const work = mkdtempSync(join(tmpdir(), 'stalewrite-redis-pg-'));
-chmodSync(work, 0o755);
-let postgres;
-
-function log(msg) {
-  process.stderr.write(`[example ${args.mode}] ${msg}\n`);
-}
-
-async function cleanup() {
-  await postgres?.stop().catch(() => undefined);
-  children.stopAll();
-  if (!args.keep) rmSync(work, { recursive: true, force: true });
-}
-
-for (const sig of ['SIGINT', 'SIGTERM']) {
-  process.on(sig, () => {
-    void cleanup().finally(() => process.exit(130));
-  });
-}
+const run = new Run('stalewrite-redis-pg-', `example ${args.mode}`, args.keep);
+const { children, work } = run;
+const log = (msg) => run.log(msg);
 
 let result;
 try {
@@ -85,6 +63,8 @@ try {
   const server = children.start(REDIS, [
     '--port', String(redisPort), '--bind', '127.0.0.1', '--dir', redisDir, '--save', '', '--appendonly', 'no',
     '--notify-keyspace-events', 'Ex', '--daemonize', 'no', '--loglevel', 'warning',
+    // Keep the command line (with the run's directory) as the process title, for the leftover check.
+    '--set-proc-title', 'no',
     ...(args['lazy-expire'] ? ['--enable-debug-command', 'local'] : []),
   ]);
   server.stderr.resume();
@@ -99,8 +79,7 @@ try {
   if (args['lazy-expire']) await admin.call('DEBUG', 'SET-ACTIVE-EXPIRE', '0');
   log(`redis ready on ${redisAddr}`);
 
-  postgres = await startPostgres(children, work, pgPort);
-  log(`postgres ready on port ${pgPort}`);
+  const postgres = await run.startPostgres(pgPort);
 
   const key = 'invoices/7';
   const db = new pg.Client({ connectionString: postgres.url });
@@ -156,6 +135,9 @@ try {
   await db.end();
   const keyAtEnd = await admin.get(key);
   admin.disconnect();
+  // The processes still running that name the run's directory (the servers and the subscriber):
+  // what the leftover check looks for, seen while they run.
+  const marked = spawnSync('pgrep', ['-f', work], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).length;
   // Let the subscriber log what is still on its way, then stop it.
   await sleep(200);
   subscriber.kill('SIGTERM');
@@ -163,13 +145,7 @@ try {
 
   // Analyse the logs, as a user would, with the committed mapping.
   const files = ['worker-a.log', 'worker-b.log', 'keyspace.log'].map((f) => join(out, f));
-  const cli = join(root, 'bin', 'stalewrite.js');
-  const analyse = (format, dest) => spawnSync(process.execPath, [cli, 'analyze', '--mapping', join(here, 'mapping.json'), '-f', format, '-o', dest, '--quiet', ...files], { encoding: 'utf8' });
-  const json = analyse('json', join(out, 'report.json'));
-  analyse('markdown', join(out, 'report.md'));
-  analyse('html', join(out, 'report.html'));
-  const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
-  const resource = report.resources.find((r) => r.resource === key);
+  const stalewrite = analyseRun(join(here, 'mapping.json'), files, out, key);
   result = {
     mode: args.mode,
     lazyExpire: args['lazy-expire'],
@@ -177,20 +153,13 @@ try {
     tokens: { a: tokenA, b: tokenB },
     database: { value: rows[0].value, fenceToken: String(rows[0].fence_token) },
     redis: { keyAfterOldRelease, keyAtEnd, expiryLagMs: expiryLag(join(out, 'worker-a.log'), join(out, 'keyspace.log'), key) },
-    stalewrite: {
-      exitCode: json.status,
-      verdict: report.summary.verdict,
-      readiness: resource?.readiness,
-      errors: report.findings.filter((f) => f.severity === 'error').map((f) => f.rule),
-      findings: report.findings.map((f) => `${f.rule} (${f.severity}, ${f.certainty})`),
-      messages: report.findings.map((f) => f.message),
-      input: report.input,
-    },
+    stalewrite,
+    marked,
     seconds: Math.round((Date.now() - started) / 100) / 10,
     out,
   };
 } finally {
-  await cleanup();
+  await run.cleanup();
 }
 process.stdout.write(JSON.stringify(result) + '\n');
 

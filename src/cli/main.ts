@@ -19,6 +19,7 @@ import { MappingError, PROFILE_NAMES, type ProfileName } from '../profiles/names
 import type { Profile } from '../profiles/types.js';
 import { escapeTerminal } from '../report/escape.js';
 import { renderExplain, UnknownRuleError } from './explain.js';
+import { SERVICE_IDS } from '../model/services.js';
 import { VERSION } from '../version.js';
 import { checkMistypedCommand, UnknownCommandError, unknownOptions, unknownOptionsMessage } from './did-you-mean.js';
 import { appendSummaryChunks, InputSet, interruptedNote, onStdoutError, openPlanned, OutputError, planOutput, stdoutSink, writeStdout, type Sink } from './output.js';
@@ -156,9 +157,11 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
       (y) =>
         y
           .positional('rule', { type: 'string', demandOption: true, describe: 'Rule id (see `stalewrite rules`)' })
-          .example('$0 explain accepted-stale-write', 'What a late accepted write means and how to fix it'),
+          .option('service', { choices: SERVICE_IDS, describe: 'Show only this lock service\'s case (what a mapping\'s "service" makes the message say)' })
+          .example('$0 explain accepted-stale-write', 'What a late accepted write means and how to fix it')
+          .example('$0 explain missing-token --service redis', 'The Redis case: a Redis lock value is no fencing token'),
       (args) => {
-        process.stdout.write(renderExplain(args.rule));
+        process.stdout.write(renderExplain(args.rule, args.service));
       },
     )
     .command(

@@ -52,6 +52,9 @@ export const SERVICES: Readonly<Record<ServiceId, ServiceFacts>> = {
   },
 };
 
+/** The message placeholders that carry a service's facts, and the fact each one is. */
+export const SERVICE_PLACEHOLDERS: Readonly<Record<string, 'token' | 'release'>> = { serviceToken: 'token', serviceRelease: 'release' };
+
 /** The facts of a declared service (undefined when none is declared). */
 export function serviceFacts(id: ServiceId | undefined): ServiceFacts | undefined {
   return id === undefined ? undefined : SERVICES[id];
