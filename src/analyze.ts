@@ -338,6 +338,10 @@ async function* counted(chunks: AsyncIterable<Buffer>, name: string, progress: P
 function filesForWorkers(sizes: readonly (number | undefined)[], profile: Profile, mode: 'auto' | 'on' | 'off'): Set<number> {
   const chosen = new Set<number>();
   if (mode === 'off' || profile.recipe === undefined || (mode === 'auto' && availableParallelism() < 3)) return chosen;
+  // A profile whose declared lock service its recipe does not carry (`{ ...canonical, service }`)
+  // would lose it on a worker thread: such a profile is run on the main thread.
+  const recipeService = profile.recipe.kind === 'mapping' ? (profile.recipe.spec as { service?: string }).service : undefined;
+  if (profile.service !== recipeService) return chosen;
   const candidates: { i: number; size: number }[] = [];
   sizes.forEach((size, i) => {
     if (size !== undefined && (mode === 'on' || size >= WORKER_MIN_BYTES)) candidates.push({ i, size });

@@ -94,6 +94,7 @@ describe('what the suggester reads from names and values', () => {
     ['heartbeat', 'keepalive', undefined],
     ['lease-lost', 'expire', undefined],
     ['release refused: not our lease', 'release', 'rejected'],
+    ['Unable to fully release the lock on resource "invoices/7".', 'release', 'rejected'], // node-redlock 4
     ['write refused: stale revision', 'write', 'rejected-stale-fence'],
     ['write committed', 'write', 'accepted'],
     ['Stale epoch, snapshot discarded', 'write', 'rejected-stale-fence'],

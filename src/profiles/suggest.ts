@@ -102,7 +102,8 @@ const IGNORE = /^ (attempting|attempt|trying|try|waiting|wait|will|about to|requ
 const KEEPALIVE = W('keepalive|keep alive|keepalives|renew|renewed|renewal|renewing|renews|heartbeat|heartbeats|refresh|refreshed|extend|extended|extension|ttl refreshed');
 const REVOKE = W('revoke|revoked|revoking');
 const RELEASE = W('release|released|releasing|unlock|unlocked|unlocking');
-const RELEASE_REJECTED = W('rejected|refused|denied|failed|not|mismatch');
+/** "Unable to fully release the lock on resource …" is node-redlock's refusal (the lock was not the caller's any more). */
+const RELEASE_REJECTED = W('rejected|refused|denied|failed|not|mismatch|unable|cannot|could not');
 const WRITE = W('write|wrote|written|writing|update|updated|updating|put|post|posted|commit|committed|store|stored|save|saved|apply|applied|insert|inserted|upsert|upserted|persist|persisted');
 const STALE = W('stale|fenced|fenced off|outdated|superseded|conflict|old token|old revision|old fence|older token');
 const REJECTED = W('rejected|refused|denied|declined');
@@ -761,7 +762,21 @@ export function suggestMapping(files: readonly SampleFile[], options: { klog?: K
       if (!g.records.every(told)) {
         questions.push(`writes with ${q(g.field)} ${list(g.values.slice(0, 6))}${g.values.length > 6 ? ', …' : ''} carry no result or row count, so they are ignored: if they are decisions, which canonical result (${RESULTS.write.join(', ')})? Add a match rule with set.result`);
       }
-    } else rule({}, g.result);
+    } else {
+      // Records with no result field whose message states one (node-redlock's "Unable to fully
+      // release the lock on resource …" beside `step: release`): a rule of their own, first.
+      if (g.result === undefined && messagePath !== undefined && g.field !== messagePath) {
+        const stated = new Map<string, string>();
+        for (const i of g.records) {
+          if (resultField !== undefined && resultPaths.some((p) => samples[i]!.flat.has(p))) continue;
+          const m = samples[i]!.flat.get(messagePath);
+          const c = typeof m === 'string' ? classifyPhrase(m) : undefined;
+          if (c !== undefined && c.type === g.type && c.result !== undefined) stated.set(m as string, c.result);
+        }
+        for (const [m, result] of stated) rule({ '@message': m }, result);
+      }
+      rule({}, g.result);
+    }
   }
   for (const [k, raws] of unanswered) questions.push(`result values ${list([...raws])} of ${list(resultPaths)} on ${k} Map them with a rule's set.result (these events are reported invalid until then)`);
 
