@@ -77,6 +77,21 @@ describe('map --suggest, run unchanged, gives the expected findings', () => {
   });
 });
 
+describe('client-go leader election lines', () => {
+  it('takes no busy-only holder for the owner, reads "failed to renew lease" as the end of the hold, and names the profile', async () => {
+    const dir = join(FIXTURES, 'profiles', 'k8s', 'client-go-v0.35-json');
+    const samples = [];
+    for (const f of logsOf(dir)) samples.push({ name: f, lines: await firstLines(f, SUGGEST_SAMPLE_LINES, 1 << 20) });
+    const s = suggestMapping(samples);
+    expect(s.mapping.parse).toBe('klog');
+    expect(s.mapping.fields?.ownerId).toBeUndefined();
+    expect(s.mapping.defaults?.ownerId).toBe('{$file}');
+    expect(s.questions.join('\n')).toMatch(/`holder` appears on busy answers only, never on a grant/);
+    expect(s.mapping.match.find((r) => JSON.stringify(r.when).includes('Failed to renew lease'))?.type).toBe('expire');
+    expect(s.notes.join('\n')).toMatch(/--profile k8s-leaderelection` reads them/);
+  });
+});
+
 describe('what the suggester reads from names and values', () => {
   it('splits field names into words', () => {
     expect(nameWords('lease_ttl.ms')).toEqual(['lease', 'ttl', 'ms']);
@@ -98,6 +113,10 @@ describe('what the suggester reads from names and values', () => {
     ['write committed', 'write', 'accepted'],
     ['Stale epoch, snapshot discarded', 'write', 'rejected-stale-fence'],
     ['write timed out', 'write', 'timeout'],
+    // client-go's busy lines: "not yet expired" is no expiry.
+    ['lock is held by kcm-node-a_6d1b and has not yet expired: kube-system/kcm', 'acquire', 'busy'],
+    ['Lease is held and has not yet expired', 'acquire', 'busy'],
+    ['Lease has expired', 'expire', undefined],
   ])('%s → %s %s', (phrase, type, result) => {
     expect(classifyPhrase(phrase)).toMatchObject({ type, ...(result !== undefined ? { result } : {}) });
     if (result === undefined) expect(classifyPhrase(phrase)!.result).toBeUndefined();

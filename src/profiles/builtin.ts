@@ -90,23 +90,44 @@ export const OTLP_JSON: MappingSpec = {
   defaults: { observer: 'worker' },
 };
 
+/**
+ * client-go `tools/leaderelection` (verified at v0.34.0 and v0.35.0; the style changed at v0.35.0),
+ * klog text or klog JSON (`--logging-format=json`). The messages, printf style up to v0.34 /
+ * structured from v0.35 (`lock` is a key/value pair there, read from the text before):
+ * - acquire: `successfully acquired lease ns/name` / `"Successfully acquired lease" lock=…`;
+ * - keepalive (V(5)): `successfully renewed lease ns/name` / `"Successfully renewed lease"`;
+ * - expire: `failed to renew lease ns/name: err` / `"Failed to renew lease" … err=…`: client-go
+ *   stops leading right after it (renew returns, OnStoppedLeading runs), so it is the pod's own
+ *   end of its hold, not a renewal that may be retried;
+ * - expire: `lock has expired: ns/name` (v0.31+) / `"Lease has expired"`, logged in coordinated
+ *   leader election by whichever pod saw the lease run out: it ends the lease of that pod, if it
+ *   holds one (a candidate that logs it about the holder ends nothing);
+ * - busy: `lock is held by X and has not yet expired[: ns/name]` (V(4) / V(6)) /
+ *   `"Lease is held by and has not yet expired"` (V(4)), `"Lease is held and has not yet expired"`
+ *   (V(6)); their `holder` is the other pod, so it is not read as the owner;
+ * - not events: `attempting to acquire leader lease …` (an attempt, not a grant; it gives the
+ *   lease name that later lines carry) and V(4) `failed to acquire lease …` (it follows every
+ *   failed attempt, busy or an API error, so counting it would count a busy attempt twice).
+ * Components' own end lines (`"leaderelection lost"`: kube-controller-manager, kube-scheduler)
+ * are expire too. The owner is the file: client-go logs no identity.
+ */
 export const K8S_LEADERELECTION: MappingSpec = {
-  description: 'client-go leader election (klog text or JSON): lease-only evidence, no tokens',
+  description: 'client-go leader election (klog text or JSON, printf style up to v0.34, structured from v0.35): lease-only evidence, no tokens',
   parse: 'klog',
   fields: {
     ts: ['ts', 'time'],
     message: ['msg'],
     resource: ['lock', 'lease', 'lockName'],
-    ownerId: ['identity', 'holder', 'pod'],
+    ownerId: ['identity', 'pod'],
   },
   match: [
-    { when: { '@message': re('successfully acquired lease') }, type: 'acquire', set: { observer: 'worker' } },
-    { when: { '@message': re('successfully renewed lease') }, type: 'keepalive', set: { observer: 'worker' } },
-    { when: { '@message': re('failed to renew lease') }, type: 'keepalive', set: { result: 'failed', observer: 'worker' } },
-    { when: { '@message': re('is held by .* and has not yet expired|lock is held by') }, type: 'acquire', set: { result: 'busy', observer: 'worker' } },
-    { when: { '@message': re('lease has expired|leader ?election lost|stopped leading') }, type: 'expire', set: { observer: 'worker' } },
+    { when: { '@message': re('^successfully acquired lease\\b') }, type: 'acquire', set: { observer: 'worker' } },
+    { when: { '@message': re('^successfully renewed lease\\b') }, type: 'keepalive', set: { observer: 'worker' } },
+    { when: { '@message': re('^failed to renew lease\\b') }, type: 'expire', set: { observer: 'worker' } },
+    { when: { '@message': re('^(lock|lease) is held (by|and has not yet expired)\\b') }, type: 'acquire', set: { result: 'busy', observer: 'worker' } },
+    { when: { '@message': re('^(lock|lease) has expired\\b|\\bleader ?election lost\\b|\\bstopped leading\\b') }, type: 'expire', set: { observer: 'worker' } },
   ],
-  // "leaderelection lost" and "lock is held by …" name no lease: the one last named in the same log is meant.
+  // "leaderelection lost" and the V(4) "lock is held by …" name no lease: the one last named in the same log is meant.
   carry: ['resource', 'ownerId'],
   defaults: { ownerId: '{$file}' },
 };

@@ -45,8 +45,9 @@ const LOGFMT_LINE = /^[\w.@-]+=("[^"]*"|\S*)(\s+[\w.@-]+=("[^"]*"|\S*))+/;
 
 /**
  * `auto`: decide per input from its first non-blank line. OTLP (resourceLogs or timeUnixNano),
- * canonical (type, resource and ts as in format v1), klog (text header, or JSON from leaderelection),
- * logfmt (key=value pairs), else app-json.
+ * canonical (type, resource and ts as in format v1), klog (text header, or klog JSON: a leaderelection
+ * line, or any with a numeric `ts` and `v`, `caller` and `msg`, and no `level`), logfmt (key=value
+ * pairs), else app-json.
  */
 export function autoProfile(options: CompileOptions = {}): Profile {
   const cache = new Map<string, Profile>();
@@ -81,7 +82,11 @@ export function detectProfile(line: string): Exclude<ProfileName, 'auto'> {
     const r = rec as Record<string, unknown>;
     if ('resourceLogs' in r || 'timeUnixNano' in r) return 'otlp-json';
     if (typeof r.type === 'string' && (EVENT_TYPES as readonly string[]).includes(r.type) && typeof r.resource === 'string' && 'ts' in r) return 'canonical';
-    if (typeof r.caller === 'string' && typeof r.msg === 'string' && /leaderelection|lease/i.test(r.caller + ' ' + r.msg)) return 'k8s-leaderelection';
+    if (typeof r.caller === 'string' && typeof r.msg === 'string') {
+      if (/leaderelection|lease/i.test(r.caller + ' ' + r.msg)) return 'k8s-leaderelection';
+      // klog's JSON format (component-base logs/json): epoch-ms `ts`, a verbosity `v` on info lines, no `level`.
+      if (typeof r.ts === 'number' && typeof r.v === 'number' && !('level' in r)) return 'k8s-leaderelection';
+    }
     return 'app-json';
   }
   if (LOGFMT_LINE.test(text)) return 'logfmt';

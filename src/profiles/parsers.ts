@@ -50,7 +50,21 @@ export function parseLogfmt(text: string): Record<string, unknown> | string {
 }
 
 const KLOG = /^([IWEF])(\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(\.\d+)?\s+(\d+)\s+([^\]\s]+)\] ?(.*)$/;
-const LEASE_IN_TEXT = /\blease ([\w.-]+\/[\w.-]+)/;
+/**
+ * The lease a printf-style client-go message names (`Describe()`: `namespace/name`): after
+ * "lease" (`successfully acquired lease ns/name`, `attempting to acquire leader lease ns/name...`),
+ * "lock" (`error retrieving resource lock ns/name: …`) or "expired:" (`lock has expired: ns/name`,
+ * `lock is held by X and has not yet expired: ns/name`); not after any colon, or `…: i/o timeout`
+ * would name a lease. Names end with a letter, digit, `_` or `-`, so the "..." after the attempt
+ * is not part of it.
+ */
+const LEASE_IN_TEXT = /(?:\blease|\block|\bexpired:) +([\w-][\w.-]*\/[\w.-]*[\w-])/;
+
+/** The lease named in a printf-style message, if any. */
+export function leaseInText(msg: string): string | undefined {
+  const m = LEASE_IN_TEXT.exec(msg.length > 4096 ? msg.slice(0, 4096) : msg);
+  return m === null ? undefined : m[1];
+}
 
 export interface KlogOptions {
   /**
@@ -65,7 +79,8 @@ export interface KlogOptions {
 /**
  * klog text: `I0115 10:30:46.456789       1 leaderelection.go:258] "Successfully acquired lease" lock="kube-system/kcm"`
  * (structured) or `… leaderelection.go:258] successfully acquired lease kube-system/kcm` (printf style).
- * JSON lines (klog's JSON format) are parsed as JSON. Gives { ts, level, thread, caller, msg, …pairs }.
+ * JSON lines (klog's JSON format) are parsed as JSON. Gives { ts, level, thread, caller, msg, …pairs };
+ * a printf-style message that names a lease (and has no `lock` pair) also gives `lock`.
  */
 export function klogParser(options: KlogOptions = {}): (text: string, wrapperTime?: string) => Record<string, unknown> | string {
   const thisYear = options.year ?? new Date().getUTCFullYear();
@@ -74,7 +89,14 @@ export function klogParser(options: KlogOptions = {}): (text: string, wrapperTim
     if (text.startsWith('{')) {
       try {
         const v = JSON.parse(text) as unknown;
-        return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : 'expected a JSON object';
+        if (v === null || typeof v !== 'object' || Array.isArray(v)) return 'expected a JSON object';
+        const rec = v as Record<string, unknown>;
+        // klog's JSON format (--logging-format=json) keeps printf-style messages whole: read the lease out of them too.
+        if (rec.lock === undefined && typeof rec.msg === 'string') {
+          const lease = leaseInText(rec.msg);
+          if (lease !== undefined) rec.lock = lease;
+        }
+        return rec;
       } catch (err) {
         return `not valid JSON: ${(err as Error).message}`;
       }
@@ -98,8 +120,8 @@ export function klogParser(options: KlogOptions = {}): (text: string, wrapperTim
       Object.assign(rec, pairs);
     } else {
       rec.msg = rest;
-      const lease = LEASE_IN_TEXT.exec(rest);
-      if (lease !== null) rec.lock = lease[1];
+      const lease = leaseInText(rest);
+      if (lease !== undefined) rec.lock = lease;
     }
     return rec;
   };
