@@ -189,6 +189,7 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     maxResources: options.maxResources,
     onFinding: options.onFinding,
     lines: lineStore.read,
+    leaseScoped: profile.leaseScoped === true,
   });
   const clockSkewMs = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
   const recent = options.dedupe === false ? undefined : new RecentEvents(options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS), undefined, undefined, lineStore.read);
@@ -385,7 +386,10 @@ export function buildReport(engine: Engine, stats: InputStats): Report {
   for (const r of resources) byReadiness[r.readiness]++;
   const verdict = verdictOf(resources);
   const input = stats.summary();
-  const reasons = verdictReasons({ resources, findings: engine.findings, input, writeEvents: engine.writeEvents, untrackedEvents: engine.untrackedEvents }, verdict);
+  const reasons = verdictReasons(
+    { resources, findings: engine.findings, input, writeEvents: engine.writeEvents, untrackedEvents: engine.untrackedEvents, leaseScopedEvents: engine.leaseScopedEvents, leaseScopedApplied: engine.leaseScopedApplied },
+    verdict,
+  );
   return {
     tool: { name: 'stalewrite', version: VERSION, reportFormat: 2 },
     summary: {
