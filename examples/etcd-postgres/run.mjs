@@ -12,17 +12,15 @@
 // 6. the harness reads the final row (the ground truth), stops everything, and analyses the
 //    workers' logs with stalewrite and the committed mapping.json.
 // Prints one JSON line with the database's final state and stalewrite's verdict. Always cleans up.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { Children, exited, freePort, lineFrom, onInterrupt, PG_BIN, startPostgres, throwawayDir, until } from '../lib/harness.mjs';
+import { analyseLogs, exited, freePort, lineFrom, PG_BIN, startPostgres, startRun, until } from '../lib/harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..', '..');
 const { values: args } = parseArgs({
   options: { mode: { type: 'string', default: 'unsafe' }, out: { type: 'string' }, keep: { type: 'boolean', default: false }, pause: { type: 'string', default: '5000' } },
 });
@@ -38,19 +36,7 @@ if (PG_BIN === undefined || ETCD === undefined) {
 }
 
 // Every child runs in this process's group (none detached): killing the group ends them all.
-const children = new Children();
-// The directory's name marks every process of this run (the test looks for leftovers by it).
-const work = throwawayDir('stalewrite-etcd-pg-');
-
-function log(msg) {
-  process.stderr.write(`[example ${args.mode}] ${msg}\n`);
-}
-
-function cleanup() {
-  children.killAll();
-  if (!args.keep) rmSync(work, { recursive: true, force: true });
-}
-onInterrupt(cleanup);
+const { children, work, log, cleanup } = startRun('stalewrite-etcd-pg-', args);
 
 let result;
 try {
@@ -108,25 +94,12 @@ try {
 
   // Analyse the workers' logs, as a user would, with the committed mapping.
   const files = ['worker-a.log', 'worker-b.log'].map((f) => join(out, f));
-  const cli = join(root, 'bin', 'stalewrite.js');
-  const analyse = (format, dest) => spawnSync(process.execPath, [cli, 'analyze', '--mapping', join(here, 'mapping.json'), '-f', format, '-o', dest, '--quiet', ...files], { encoding: 'utf8' });
-  const json = analyse('json', join(out, 'report.json'));
-  analyse('markdown', join(out, 'report.md'));
-  analyse('html', join(out, 'report.html'));
-  const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
-  const resource = report.resources.find((r) => r.resource === key);
+  const { stalewrite } = analyseLogs(files, ['--mapping', join(here, 'mapping.json')], out, key);
   result = {
     mode: args.mode,
     tokens: { a: tokenA, b: tokenB },
     database: { value: rows[0].value, fenceToken: String(rows[0].fence_token) },
-    stalewrite: {
-      exitCode: json.status,
-      verdict: report.summary.verdict,
-      readiness: resource?.readiness,
-      errors: report.findings.filter((f) => f.severity === 'error').map((f) => f.rule),
-      findings: report.findings.map((f) => `${f.rule} (${f.severity}, ${f.certainty})`),
-      input: report.input,
-    },
+    stalewrite,
     out,
   };
 } finally {

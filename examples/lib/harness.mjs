@@ -3,10 +3,11 @@
 // killing the group ends every one of them), and a throwaway PostgreSQL cluster run as the
 // postgres user (PostgreSQL refuses to run as root).
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const PG_BIN = ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/17/bin'].find((d) => existsSync(join(d, 'initdb')));
@@ -130,20 +131,54 @@ export async function startPostgres(children, dir, port) {
   };
 }
 
-/** A throwaway directory whose name starts with `prefix` (it marks the run's processes), readable by the postgres user. */
-export function throwawayDir(prefix) {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  chmodSync(dir, 0o755);
-  return dir;
-}
-
-/** On Ctrl-C or SIGTERM: `cleanup()`, then exit 130. */
-export function onInterrupt(cleanup) {
+/**
+ * A run: its children, its throwaway directory (whose name, starting with `prefix`, marks every
+ * process of the run: the tests look for leftovers by it; readable by the postgres user), a log
+ * to stderr, and `cleanup()` — every child killed, the directory removed unless `keep` — which
+ * also runs on Ctrl-C or SIGTERM (then exit 130).
+ */
+export function startRun(prefix, { mode, keep }) {
+  const children = new Children();
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(work, 0o755);
+  const log = (msg) => process.stderr.write(`[example ${mode}] ${msg}\n`);
+  const cleanup = () => {
+    children.killAll();
+    if (!keep) rmSync(work, { recursive: true, force: true });
+  };
   for (const sig of ['SIGINT', 'SIGTERM']) {
     process.on(sig, () => {
-      void Promise.resolve()
-        .then(cleanup)
-        .finally(() => process.exit(130));
+      cleanup();
+      process.exit(130);
     });
   }
+  log(`work dir ${work}`);
+  return { children, work, log, cleanup };
+}
+
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'stalewrite.js');
+
+/**
+ * Analyse a run's logs as a user would (`how`: the profile or mapping options), writing
+ * report.json, report.md and report.html into `out`; returns the report and what the run prints
+ * of it for `resource`.
+ */
+export function analyseLogs(files, how, out, resource) {
+  const run = (format, dest) => spawnSync(process.execPath, [CLI, 'analyze', ...how, '-f', format, '-o', dest, '--quiet', ...files], { encoding: 'utf8' });
+  const json = run('json', join(out, 'report.json'));
+  run('markdown', join(out, 'report.md'));
+  run('html', join(out, 'report.html'));
+  const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
+  return {
+    report,
+    stalewrite: {
+      exitCode: json.status,
+      verdict: report.summary.verdict,
+      readiness: report.resources.find((r) => r.resource === resource)?.readiness,
+      errors: report.findings.filter((f) => f.severity === 'error').map((f) => f.rule),
+      findings: report.findings.map((f) => `${f.rule} (${f.severity}, ${f.certainty})`),
+      reasons: report.summary.reasons.map((r) => r.id),
+      input: report.input,
+    },
+  };
 }

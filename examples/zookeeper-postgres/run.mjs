@@ -15,7 +15,6 @@
 //    workers' logs and the ZooKeeper server's log with `stalewrite analyze --profile zookeeper`.
 // Prints one JSON line with the database's final state and stalewrite's verdict. Always cleans up.
 // Every child runs in the harness's process group (none detached), so killing the group ends all.
-import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { basename, dirname, join } from 'node:path';
@@ -23,10 +22,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { Children, exited, freePort, lineFrom, onInterrupt, PG_BIN, startPostgres, throwawayDir, until } from '../lib/harness.mjs';
+import { analyseLogs, exited, freePort, lineFrom, PG_BIN, startPostgres, startRun, until } from '../lib/harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const root = join(here, '..', '..');
 const { values: args } = parseArgs({
   options: {
     mode: { type: 'string', default: 'unsafe' },
@@ -51,16 +49,9 @@ if (PG_BIN === undefined || JAVA === undefined || !JARS.every((j) => existsSync(
 }
 
 const started = Date.now();
-const children = new Children();
-// The directory's name marks every process of this run (the test looks for leftovers by it).
-const work = throwawayDir('stalewrite-zk-pg-');
+const { children, work, log, cleanup } = startRun('stalewrite-zk-pg-', args);
 let postgres;
 let zkServer;
-
-function log(msg) {
-  process.stderr.write(`[example ${args.mode}] ${msg}\n`);
-}
-log(`work dir ${work}`);
 
 /** ZooKeeper's four-letter word: "imok" once it serves. */
 function ruok(port) {
@@ -100,12 +91,6 @@ async function startZooKeeper(port) {
   await until('zookeeper', () => ruok(port), 20000);
   return server;
 }
-
-function cleanup() {
-  children.killAll();
-  if (!args.keep) rmSync(work, { recursive: true, force: true });
-}
-onInterrupt(cleanup);
 
 let result;
 try {
@@ -158,13 +143,7 @@ try {
 
   // Analyse the workers' logs and the server's, as a user would, with the built-in profile.
   const files = ['worker-a.log', 'worker-b.log', 'zookeeper.log'].map((f) => join(out, f));
-  const cli = join(root, 'bin', 'stalewrite.js');
-  const analyse = (format, dest) => spawnSync(process.execPath, [cli, 'analyze', '--profile', 'zookeeper', '-f', format, '-o', dest, '--quiet', ...files], { encoding: 'utf8' });
-  const json = analyse('json', join(out, 'report.json'));
-  analyse('markdown', join(out, 'report.md'));
-  analyse('html', join(out, 'report.html'));
-  const report = JSON.parse(readFileSync(join(out, 'report.json'), 'utf8'));
-  const resource = report.resources.find((r) => r.resource === key);
+  const { report, stalewrite } = analyseLogs(files, ['--profile', 'zookeeper'], out, key);
   // Where A's lease end came from: the evidence of the finding about A's late write.
   const late = report.findings.find((f) => f.rule === 'accepted-stale-write');
   const end = late?.evidence.find((e) => e.role.startsWith("late writer's lease ended"));
@@ -172,15 +151,7 @@ try {
     mode: args.mode,
     tokens: { a: tokenA, b: tokenB },
     database: { value: rows[0].value, fenceToken: String(rows[0].fence_token) },
-    stalewrite: {
-      exitCode: json.status,
-      verdict: report.summary.verdict,
-      readiness: resource?.readiness,
-      errors: report.findings.filter((f) => f.severity === 'error').map((f) => f.rule),
-      findings: report.findings.map((f) => `${f.rule} (${f.severity}, ${f.certainty})`),
-      reasons: report.summary.reasons.map((r) => r.id),
-      input: report.input,
-    },
+    stalewrite,
     leaseEnd:
       end === undefined
         ? null

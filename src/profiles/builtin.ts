@@ -148,5 +148,6 @@ export const ZOOKEEPER: MappingSpec = {
   ],
   normalize: { leaseId: 'zk-session' },
   carry: ['resource', 'ownerId', 'leaseId'],
-  defaults: { ownerId: '{hostname}/{pid}', observer: 'worker' },
+  // A Java application's text log names no owner on its lines: the instance that writes the file.
+  defaults: { ownerId: '{$file}', observer: 'worker' },
 };

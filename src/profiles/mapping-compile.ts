@@ -165,7 +165,7 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
         fenceToken = t.value;
       }
       let leaseId: string | undefined;
-      const rawLease = cap?.leaseId ?? gLease(record);
+      const rawLease = cap?.leaseId ?? gLease(record) ?? recall('leaseId', origin.file);
       if (rawLease !== undefined) {
         if (typeof rawLease === 'number' && !Number.isSafeInteger(rawLease)) {
           const lit = literalOf(origin.text, leaseKeys, rawLease);
@@ -193,7 +193,8 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
         ts: time.ms,
         type,
         resource: resource === LEASE_SCOPED ? resource : norm('resource', resource)!,
-        ownerId: norm('ownerId', set.ownerId ?? cap?.ownerId ?? mapped(owners, str(gOwner(record))) ?? recall('ownerId', origin.file) ?? defaults.get('ownerId')?.(record, origin)),
+        // A lease-scoped event's owner is the lease's: only one the line itself names, never the file's default or the last one seen.
+        ownerId: norm('ownerId', set.ownerId ?? cap?.ownerId ?? mapped(owners, str(gOwner(record))) ?? (resource === LEASE_SCOPED ? undefined : (recall('ownerId', origin.file) ?? defaults.get('ownerId')?.(record, origin)))),
         leaseId,
         operationId: norm('operationId', cap?.operationId ?? str(gOp(record))),
         fenceToken,

@@ -122,6 +122,16 @@ function yearFrom(wrapperTime: string, month: number): number {
   return year;
 }
 
+/** The `]` that closes the `[` at `at` (thread names nest them: `[QuorumPeer[myid=3](…):Follower@131]`), or -1. */
+function closingBracket(s: string, at: number): number {
+  let depth = 0;
+  for (let i = at; i < s.length; i++) {
+    if (s[i] === '[') depth++;
+    else if (s[i] === ']' && --depth === 0) return i;
+  }
+  return -1;
+}
+
 function closingQuote(s: string): number {
   for (let i = 1; i < s.length; i++) {
     if (s[i] === '\\') i++;
@@ -174,7 +184,7 @@ export function log4jParser(options: Log4jOptions = {}): (text: string) => Recor
       while (rest[i] === ' ' || rest[i] === '\t') i++;
       if (i >= rest.length) break;
       if (rest[i] === '[') {
-        const end = rest.indexOf(']', i);
+        const end = closingBracket(rest, i);
         if (end === -1) break;
         const inside = rest.slice(i + 1, end);
         if (rec.thread === undefined && !inside.startsWith('myid:')) rec.thread = inside;
