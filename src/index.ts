@@ -12,6 +12,7 @@ export { defineRule } from './rules/types.js';
 export type { Rule, RuleMeta, RuleContext, ReportInput, EvidenceRef, RuleMessage } from './rules/index.js';
 export { formatMessage, MessageDataError, type MessageData } from './model/message.js';
 export type { LockEvent, EventType, Observer } from './model/event.js';
+export { LEASE_SCOPED, isLeaseScoped } from './model/event.js';
 export type * from './model/report.js';
 export { parseFenceToken, compareTokens } from './model/token.js';
 export { parseTimestamp } from './model/time.js';

@@ -19,6 +19,12 @@ import { FIXTURES, ROOT, runCli } from './helpers/run.js';
 const KNOWN_EXCEPTIONS: Record<string, string> = {
   'profiles/auto':
     'three files of three shapes (canonical, pino, OTLP batches): one mapping reads one shape, and expanding OTLP batches would flatten the JSON lines; the suggester says so on stderr (use --profile auto, or one mapping per shape)',
+  // The suggester drafts mappings for JSON, logfmt and klog lines; Java logging text lines and
+  // the ZooKeeper server's session expiries (lease-scoped: they name no resource) are the
+  // zookeeper profile's. The reproduction's case passes without them (its findings rest on tokens).
+  'profiles/zookeeper/auto': "a ZooKeeper server's log (Java logging text, lease-scoped expiries) and a canonical log: use --profile auto",
+  'profiles/zookeeper/curator': 'Java logging text lines with Curator phrases and key=value pairs: use --profile zookeeper',
+  'profiles/zookeeper/debian-layout': "the finding rests on the ZooKeeper server's lease-scoped expiry, in Java logging text: use --profile zookeeper",
 };
 
 function cases(dir: string): string[] {

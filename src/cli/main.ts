@@ -53,6 +53,7 @@ const PROFILE_OPTIONS = {
   mapping: { alias: 'm', type: 'string', describe: 'A mapping file for your own log fields (see README "Your own logs"); replaces --profile' },
   'klog-year': { type: 'number', describe: 'k8s-leaderelection: the year klog text lines lack [default: this year]' },
   'klog-zone': { type: 'string', describe: 'k8s-leaderelection: the zone klog text lines lack, e.g. Z or +02:00 [default: Z]' },
+  'log4j-zone': { type: 'string', describe: 'zookeeper: the zone of Java log timestamps written without one (%d{ISO8601}), e.g. Z or +02:00 [default: Z]' },
 } as const;
 
 interface ProfileArgs {
@@ -60,6 +61,7 @@ interface ProfileArgs {
   mapping?: string;
   'klog-year'?: number;
   'klog-zone'?: string;
+  'log4j-zone'?: string;
 }
 
 /** The profile asked for; the mapping machinery is loaded only for other profiles than canonical. */
@@ -69,10 +71,13 @@ async function profileFrom(args: ProfileArgs): Promise<Profile> {
   const year = args['klog-year'];
   if (year !== undefined && !(Number.isInteger(year) && year >= 1970 && year <= 9999)) throw new UsageError('--klog-year must be a year such as 2026');
   const klog = { year, zone };
+  const log4jZone = args['log4j-zone'];
+  if (log4jZone !== undefined && !/^(Z|[+-]\d{2}:\d{2})$/.test(log4jZone)) throw new UsageError(`--log4j-zone "${log4jZone}" is not Z or an offset such as +02:00`);
+  const log4j = { zone: log4jZone };
   if (args.mapping === undefined && args.profile === 'canonical') return canonical;
   const { getProfile, loadMapping } = await import('../profiles/index.js');
-  if (args.mapping !== undefined) return loadMapping(args.mapping, { klog });
-  return getProfile(args.profile, { klog });
+  if (args.mapping !== undefined) return loadMapping(args.mapping, { klog, log4j });
+  return getProfile(args.profile, { klog, log4j });
 }
 
 export async function main(argv: string[] = hideBin(process.argv)): Promise<void> {

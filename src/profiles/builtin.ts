@@ -1,7 +1,7 @@
 /**
  * Built-in profiles, written in the mapping language itself (so each is also an example of a
- * mapping file): app-json (JSON logger envelopes + lock-field aliases), logfmt, otlp-json and
- * k8s-leaderelection. `canonical` is the format v1 with its own strict validator.
+ * mapping file): app-json (JSON logger envelopes + lock-field aliases), logfmt, otlp-json,
+ * k8s-leaderelection and zookeeper. `canonical` is the format v1 with its own strict validator.
  */
 import type { MappingSpec } from './mapping.js';
 
@@ -130,4 +130,45 @@ export const K8S_LEADERELECTION: MappingSpec = {
   // "leaderelection lost" and the V(4) "lock is held by …" name no lease: the one last named in the same log is meant.
   carry: ['resource', 'ownerId'],
   defaults: { ownerId: '{$file}' },
+};
+
+/** A ZooKeeper session id as servers and Java clients print it (0x%x): 64 bits, at most 16 hex digits. */
+const ZK_SESSION = '(?<leaseId>0x[0-9a-f]{1,16})\\b';
+
+/**
+ * ZooKeeper and Curator: the server's own log (the authority expires a session, and with it every
+ * ephemeral lock node the session held: a lease-scoped expire, applied to each lock that session
+ * holds in the other logs), a Java application's lines from the ZooKeeper client and Curator, and
+ * JSON lines with the app-json fields (the workers' own lock steps and writes, the session id as
+ * the lease id, the lock node's czxid as the token). Session ids are normalised to the server's
+ * spelling. Verbatim lines in the README ("zookeeper").
+ */
+export const ZOOKEEPER: MappingSpec = {
+  description: 'ZooKeeper server logs (session expiry), ZooKeeper-client and Curator lines of Java applications (log4j/logback text or JSON), and JSON worker lines with the app-json fields; session ids normalised',
+  parse: 'log4j',
+  fields: {
+    ...APP_FIELDS,
+    leaseId: [...APP_FIELDS.leaseId!, 'session', 'sessionId', 'session_id'],
+    fenceToken: [...APP_FIELDS.fenceToken!, 'czxid'],
+  },
+  match: [
+    // The server (ZooKeeperServer.java, 3.4 to 3.9): "Expiring session 0x{}, timeout of {}ms exceeded".
+    { when: { '@message': re(`\\bExpiring session ${ZK_SESSION}, timeout of`) }, type: 'expire', scope: 'lease', set: { observer: 'authority' } },
+    { when: { '@message': re(`\\bforcibly expiring session ${ZK_SESSION}`) }, type: 'expire', scope: 'lease', set: { observer: 'authority' } },
+    // The Java client (ClientCnxn.java): the session is gone, or the client has not heard from the server.
+    { when: { '@message': re(`\\bUnable to reconnect to ZooKeeper service, session ${ZK_SESSION} has expired`) }, type: 'expire', scope: 'lease', set: { observer: 'worker' } },
+    { when: { '@message': re(`\\bClient session timed out, have not heard from server in \\d+ ?ms for session id ${ZK_SESSION}`) }, type: 'keepalive', set: { result: 'failed', observer: 'worker' } },
+    // Curator (ConnectionStateManager, ConnectionState): these name neither the session nor the
+    // lock, so they take the ones last named in the same file (carry).
+    { when: { '@message': re('\\bState change: SUSPENDED\\b') }, type: 'keepalive', set: { result: 'failed', observer: 'worker' } },
+    { when: { '@message': re('\\bState change: RECONNECTED\\b') }, type: 'keepalive', set: { observer: 'worker' } },
+    { when: { '@message': re('\\bState change: LOST\\b') }, type: 'expire', scope: 'lease', set: { observer: 'worker' } },
+    { when: { '@message': re('\\bSession expired event received\\b') }, type: 'expire', scope: 'lease', set: { observer: 'worker' } },
+    { when: { '@message': re('\\bSession timeout has elapsed while SUSPENDED\\b') }, type: 'expire', scope: 'lease', set: { observer: 'worker' } },
+    ...APP_RULES,
+  ],
+  normalize: { leaseId: 'zk-session' },
+  carry: ['resource', 'ownerId', 'leaseId'],
+  // A Java application's text log names no owner on its lines: the instance that writes the file.
+  defaults: { ownerId: '{$file}', observer: 'worker' },
 };
