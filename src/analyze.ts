@@ -46,6 +46,8 @@ export interface AnalyzeOptions {
   maxFindings?: number;
   /** Resources tracked at most (default 1 000 000); see Report.summary.untrackedEvents. */
   maxResources?: number;
+  /** Lease–resource pairs indexed for lease-scoped events, with a profile that gives them (default 200 000). */
+  maxLeaseHolders?: number;
   /** busy-rate-rising window in ms (default 60000), threshold 0..1 (default 0.25). */
   busyWindowMs?: number;
   busyThreshold?: number;
@@ -192,6 +194,8 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     onFinding: options.onFinding,
     lines: lineStore.read,
     serviceOf: (file) => byFile.get(file)?.service,
+    leaseScoped: profile.leaseScoped === true,
+    maxLeaseHolders: options.maxLeaseHolders,
   });
   const clockSkewMs = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
   const recent = options.dedupe === false ? undefined : new RecentEvents(options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS), undefined, undefined, lineStore.read);
@@ -393,7 +397,10 @@ export function buildReport(engine: Engine, stats: InputStats): Report {
   for (const r of resources) byReadiness[r.readiness]++;
   const verdict = verdictOf(resources);
   const input = stats.summary();
-  const reasons = verdictReasons({ resources, findings: engine.findings, input, writeEvents: engine.writeEvents, untrackedEvents: engine.untrackedEvents }, verdict);
+  const reasons = verdictReasons(
+    { resources, findings: engine.findings, input, writeEvents: engine.writeEvents, untrackedEvents: engine.untrackedEvents, leaseScopedEvents: engine.leaseScopedEvents, leaseScopedApplied: engine.leaseScopedApplied },
+    verdict,
+  );
   return {
     tool: { name: 'stalewrite', version: VERSION, reportFormat: 2 },
     summary: {

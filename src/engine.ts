@@ -10,7 +10,7 @@
  * calls it when live input goes quiet), and `finish()` does at the end of input. A view that
  * arrives after its finding was emitted is counted in `lateViews` and joins no finding.
  */
-import { detach, fieldsOf, keep, type LineReader, type LockEvent } from './model/event.js';
+import { detach, fieldsOf, isLeaseScoped, keep, type LineReader, type LockEvent } from './model/event.js';
 import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity, Uncertainty } from './model/report.js';
 import { formatToken, plural } from './model/format.js';
 import { formatMessage, type MessageData } from './model/message.js';
@@ -22,6 +22,7 @@ import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from '.
 import { DEFAULT_MAX_OPERATIONS, OperationIndex } from './timeline/operations.js';
 import type { EventCapture } from './timeline/capture.js';
 import { ResourceTimeline } from './timeline/timeline.js';
+import { DEFAULT_MAX_LEASE_HOLDERS, LeaseHolders } from './timeline/lease-holders.js';
 
 export interface EngineOptions {
   rules: readonly Rule[];
@@ -45,6 +46,14 @@ export interface EngineOptions {
   onFinding?: (finding: Finding) => void;
   /** The lock service the input named `file` is declared to come from (a profile's or mapping's `service`), if any. */
   serviceOf?: (file: string) => ServiceId | undefined;
+  /**
+   * Lease-scoped events will come (Profile.leaseScoped): keep an index of the resources each lease
+   * was granted on, so that each such event finds them at once. Without it, one is still applied,
+   * but by looking through every resource.
+   */
+  leaseScoped?: boolean;
+  /** (lease, resource) pairs that index keeps at most (default 200 000); see LeaseHolders. */
+  maxLeaseHolders?: number;
 }
 
 export const DEFAULT_CLOCK_SKEW_MS = 250;
@@ -73,6 +82,11 @@ export class Engine {
   writeEvents = 0;
   /** Worker views that came after the finding about their write had been emitted (they join no finding). */
   lateViews = 0;
+  /** Lease-scoped events (a session expiry naming no resource), and those that found a resource holding their lease. */
+  leaseScopedEvents = 0;
+  leaseScopedApplied = 0;
+  /** Which resources each lease was granted on, when lease-scoped events will come. */
+  private readonly holders: LeaseHolders | undefined;
   private readonly timelines = new Map<string, ResourceTimeline>();
   private readonly handlers: Map<string, { rule: Rule; index: number; handle: NonNullable<Rule['on'][keyof Rule['on']]> }[]>;
   private readonly maxFindings: number;
@@ -124,6 +138,7 @@ export class Engine {
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.onFinding = options.onFinding;
     this.lines = options.lines;
+    this.holders = options.leaseScoped === true ? new LeaseHolders(options.maxLeaseHolders ?? DEFAULT_MAX_LEASE_HOLDERS) : undefined;
     this.handlers = new Map();
     options.rules.forEach((rule, index) => {
       for (const [type, handle] of Object.entries(rule.on)) {
@@ -186,6 +201,7 @@ export class Engine {
       this.streamTime = event.ts;
       if (this.pendingHead < this.pending.length && this.deadlines[this.pendingHead]! < event.ts) this.emitDue(event.ts);
     }
+    if (isLeaseScoped(event)) return this.pushLeaseScoped(event);
     if (event.type === 'write') this.writeEvents++;
     // Consecutive events often name the same resource: one comparison instead of a map lookup.
     let timeline = this.lastTimeline !== undefined && this.lastTimeline.resource === event.resource ? this.lastTimeline : this.timelines.get(event.resource);
@@ -213,6 +229,44 @@ export class Engine {
     if (event.type === 'write' && event.operationId !== undefined) this.track(timeline, event);
     this.capture?.add(event, timeline.findings > 0);
     timeline.apply(event);
+    if (this.holders !== undefined && event.leaseId !== undefined && event.type !== 'write' && event.type !== 'keepalive') this.index(timeline, event);
+  }
+
+  /**
+   * A lease-scoped event: one copy of it, naming the resource, for each resource whose lease of
+   * that id is live (no end logged yet), in the order the lease was granted there.
+   */
+  private pushLeaseScoped(event: LockEvent): void {
+    this.leaseScopedEvents++;
+    const holds = (t: ResourceTimeline | undefined): t is ResourceTimeline => {
+      const lease = t?.findLease(event);
+      return lease !== undefined && lease.end === undefined;
+    };
+    const targets: ResourceTimeline[] = [];
+    if (event.leaseId !== undefined) {
+      if (this.holders !== undefined) {
+        for (const r of this.holders.resources(event.leaseId)) {
+          const t = this.timelines.get(r);
+          if (holds(t)) targets.push(t);
+        }
+      } else for (const t of this.timelines.values()) if (holds(t)) targets.push(t);
+    }
+    if (targets.length === 0) return;
+    this.leaseScopedApplied++;
+    for (const t of targets) this.push({ ...event, resource: t.resource });
+  }
+
+  /** Keep the lease index: a grant adds the resource to its lease, a logged end removes it. */
+  private index(timeline: ResourceTimeline, event: LockEvent): void {
+    const lease = timeline.findLease(event);
+    if (event.type === 'acquire') {
+      if (event.result === 'granted' && lease !== undefined) this.holders!.add(lease.leaseId!, timeline.resource);
+    } else if (lease === undefined || lease.end !== undefined) this.holders!.delete(event.leaseId!, timeline.resource);
+  }
+
+  /** (lease, resource) pairs forgotten by the lease index, past its bound. */
+  get leaseHoldersForgotten(): number {
+    return this.holders?.forgotten ?? 0;
   }
 
   /** Index writes by operationId: the first accepted decision, and worker views of the same write. */

@@ -13,12 +13,14 @@ export type { Rule, RuleMeta, RuleContext, ReportInput, EvidenceRef, RuleMessage
 export { formatMessage, MessageDataError, type MessageData } from './model/message.js';
 export type { LockEvent, EventType, Observer } from './model/event.js';
 export { SERVICES, SERVICE_IDS, type ServiceId, type ServiceFacts } from './model/services.js';
+export { LEASE_SCOPED, isLeaseScoped } from './model/event.js';
 export type * from './model/report.js';
 export { parseFenceToken, compareTokens } from './model/token.js';
 export { parseTimestamp } from './model/time.js';
 export { renderJson, renderJsonChunks } from './report/json.js';
 export { renderTable, renderTableChunks } from './report/table.js';
-export { renderMarkdown, renderMarkdownChunks } from './report/markdown.js';
+export { renderMarkdown, renderMarkdownChunks, type MarkdownOptions } from './report/markdown.js';
+export { MAX_DIAGRAMS } from './report/mermaid.js';
 export { renderHtml, renderHtmlChunks } from './report/html.js';
 export { renderJunit, renderJunitChunks } from './report/junit.js';
 export { renderGithub, renderGithubChunks } from './report/github.js';

@@ -12,20 +12,22 @@
 // 6. the harness reads the final row (the ground truth), stops everything, and analyses the
 //    workers' logs with stalewrite and the committed mapping.json.
 // Prints one JSON line with the database's final state and stalewrite's verdict. Always cleans up.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { PG_BIN, Run, analyseRun, exited, freePort, freshDir, until, waitFor } from '../lib/harness.mjs';
+import { analyseLogs, exited, freePort, lineFrom, PG_BIN, startPostgres, startRun, until } from '../lib/harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({
   options: { mode: { type: 'string', default: 'unsafe' }, out: { type: 'string' }, keep: { type: 'boolean', default: false }, pause: { type: 'string', default: '5000' } },
 });
 if (args.mode !== 'safe' && args.mode !== 'unsafe') throw new Error('--mode is safe or unsafe');
-const out = freshDir(args.out ?? join(here, 'out', args.mode));
+const out = args.out ?? join(here, 'out', args.mode);
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
 
 const ETCD = ['/usr/bin/etcd', '/usr/local/bin/etcd'].find((p) => existsSync(p));
 if (PG_BIN === undefined || ETCD === undefined) {
@@ -33,18 +35,15 @@ if (PG_BIN === undefined || ETCD === undefined) {
   process.exit(3);
 }
 
-// Every process of the run names its directory in its arguments (the test looks for leftovers by it).
-const run = new Run('stalewrite-etcd-pg-', `example ${args.mode}`, args.keep);
-const { children, work } = run;
-const log = (msg) => run.log(msg);
-const start = (cmd, argv) => children.start(cmd, argv);
+// Every child runs in this process's group (none detached): killing the group ends them all.
+const { children, work, log, cleanup } = startRun('stalewrite-etcd-pg-', args);
 
 let result;
 try {
   // etcd on loopback, non-default ports, a throwaway data dir.
   const [clientPort, peerPort, pgPort] = [await freePort(), await freePort(), await freePort()];
   const etcdAddr = `127.0.0.1:${clientPort}`;
-  const etcd = start(ETCD, [
+  const etcd = children.start(ETCD, [
     '--name', 'stalewrite-example', '--data-dir', join(work, 'etcd'),
     '--listen-client-urls', `http://${etcdAddr}`, '--advertise-client-urls', `http://${etcdAddr}`,
     '--listen-peer-urls', `http://127.0.0.1:${peerPort}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peerPort}`,
@@ -56,7 +55,9 @@ try {
   log(`etcd ready on ${etcdAddr}`);
 
   // PostgreSQL refuses to run as root: a cluster owned by the postgres user.
-  const pgUrl = (await run.startPostgres(pgPort)).url;
+  const postgres = await startPostgres(children, work, pgPort);
+  const pgUrl = postgres.url;
+  log(`postgres ready on port ${pgPort}`);
 
   const key = 'invoices/7';
   const db = new pg.Client({ connectionString: pgUrl });
@@ -65,12 +66,12 @@ try {
   await db.query("INSERT INTO resources (id, value) VALUES ($1, 'initial')", [key]);
 
   const worker = (name, value) =>
-    start(process.execPath, [join(here, 'worker.mjs'), '--name', name, '--mode', args.mode, '--etcd', etcdAddr, '--pg', pgUrl, '--key', key, '--value', value, '--ttl', '2', '--log', join(out, `${name}.log`)]);
+    children.start(process.execPath, [join(here, 'worker.mjs'), '--name', name, '--mode', args.mode, '--etcd', etcdAddr, '--pg', pgUrl, '--key', key, '--value', value, '--ttl', '2', '--log', join(out, `${name}.log`)]);
 
   // A takes the lock, then is frozen right after it says so: no keepalives, its lease expires.
   const a = worker('worker-a', 'A');
   a.stderr.setEncoding('utf8').on('data', (d) => log(`worker-a: ${d.trim()}`));
-  const [, tokenA] = await waitFor(a, 'LOCKED (\\d+)', 20000);
+  const [, tokenA] = await lineFrom(a, 'LOCKED (\\d+)', 20000);
   a.kill('SIGSTOP');
   log(`worker-a holds token ${tokenA}; paused for ${args.pause} ms (TTL 2 s)`);
   await sleep(Number(args.pause));
@@ -78,8 +79,8 @@ try {
   // B acquires once etcd has expired A's lease (it retries while busy), writes and releases.
   const b = worker('worker-b', 'B');
   b.stderr.setEncoding('utf8').on('data', (d) => log(`worker-b: ${d.trim()}`));
-  const [, tokenB] = await waitFor(b, 'LOCKED (\\d+)', 20000);
-  await waitFor(b, 'DONE', 20000);
+  const [, tokenB] = await lineFrom(b, 'LOCKED (\\d+)', 20000);
+  await lineFrom(b, 'DONE', 20000);
   if ((await exited(b, 10000)) !== 0) throw new Error('worker-b failed');
   log(`worker-b wrote with token ${tokenB}`);
 
@@ -89,17 +90,19 @@ try {
   if ((await exited(a, 20000)) !== 0) throw new Error('worker-a failed');
   const { rows } = await db.query('SELECT value, fence_token FROM resources WHERE id = $1', [key]);
   await db.end();
+  await postgres.stop();
 
   // Analyse the workers' logs, as a user would, with the committed mapping.
   const files = ['worker-a.log', 'worker-b.log'].map((f) => join(out, f));
+  const { stalewrite } = analyseLogs(files, ['--mapping', join(here, 'mapping.json')], out, key);
   result = {
     mode: args.mode,
     tokens: { a: tokenA, b: tokenB },
     database: { value: rows[0].value, fenceToken: String(rows[0].fence_token) },
-    stalewrite: analyseRun(join(here, 'mapping.json'), files, out, key),
+    stalewrite,
     out,
   };
 } finally {
-  await run.cleanup();
+  cleanup();
 }
 process.stdout.write(JSON.stringify(result) + '\n');

@@ -16,14 +16,14 @@
 //    analyses the three logs (A, B, the subscriber) with stalewrite and the committed mapping.json.
 // Prints one JSON line with the ground truth and stalewrite's verdict. Always cleans up.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { PG_BIN, Run, analyseRun, exited, freePort, freshDir, until, waitFor } from '../lib/harness.mjs';
+import { analyseLogs, exited, freePort, lineFrom, PG_BIN, startPostgres, startRun, until } from '../lib/harness.mjs';
 
 const MODES = ['random', 'unsafe-release', 'safe-release', 'fenced'];
 const here = dirname(fileURLToPath(import.meta.url));
@@ -37,7 +37,9 @@ const { values: args } = parseArgs({
   },
 });
 if (!MODES.includes(args.mode)) throw new Error(`--mode is one of ${MODES.join(', ')}`);
-const out = freshDir(args.out ?? join(here, 'out', args.mode));
+const out = args.out ?? join(here, 'out', args.mode);
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
 
 const REDIS = ['/usr/bin/redis-server', '/usr/local/bin/redis-server'].find((p) => existsSync(p));
 if (PG_BIN === undefined || REDIS === undefined) {
@@ -49,9 +51,9 @@ const TTL_A = 1500;
 const TTL_B = 10000;
 const releaseMode = args.mode === 'unsafe-release' || args.mode === 'safe-release';
 const started = Date.now();
-const run = new Run('stalewrite-redis-pg-', `example ${args.mode}`, args.keep);
-const { children, work } = run;
-const log = (msg) => run.log(msg);
+// Every child runs in this process's group (none detached): killing the group ends them all.
+// Every process of the run names `work` in its arguments (the test looks for leftovers by it).
+const { children, work, log, cleanup } = startRun('stalewrite-redis-pg-', args);
 
 let result;
 try {
@@ -67,6 +69,7 @@ try {
     '--set-proc-title', 'no',
     ...(args['lazy-expire'] ? ['--enable-debug-command', 'local'] : []),
   ]);
+  server.stdout.resume();
   server.stderr.resume();
   const admin = new Redis({ host: '127.0.0.1', port: redisPort, lazyConnect: true, retryStrategy: () => 100 });
   admin.on('error', () => undefined); // refused until the server listens: `until` retries
@@ -79,7 +82,8 @@ try {
   if (args['lazy-expire']) await admin.call('DEBUG', 'SET-ACTIVE-EXPIRE', '0');
   log(`redis ready on ${redisAddr}`);
 
-  const postgres = await run.startPostgres(pgPort);
+  const postgres = await startPostgres(children, work, pgPort);
+  log(`postgres ready on port ${pgPort}`);
 
   const key = 'invoices/7';
   const db = new pg.Client({ connectionString: postgres.url });
@@ -89,7 +93,7 @@ try {
 
   const subscriber = children.start(process.execPath, [join(here, 'subscriber.mjs'), '--redis', redisAddr, '--log', join(out, 'keyspace.log'), '--run', work]);
   subscriber.stderr.setEncoding('utf8').on('data', (d) => log(`subscriber: ${d.trim()}`));
-  await waitFor(subscriber, 'READY', 15000);
+  await lineFrom(subscriber, 'READY', 15000);
 
   const worker = (name, value, ttl, extra = []) => {
     const argv = [join(here, 'worker.mjs'), '--name', name, '--mode', args.mode, '--redis', redisAddr, '--pg', postgres.url, '--key', key, '--value', value, '--ttl', String(ttl), '--log', join(out, `${name}.log`), '--run', work, ...extra];
@@ -101,19 +105,19 @@ try {
   // A takes the lock, then is frozen right after it says so; Redis expires its key meanwhile.
   // In the release modes A's work was done before the pause: after it, A only releases.
   const a = worker('worker-a', 'A', TTL_A, releaseMode ? ['--no-write'] : []);
-  const [, valueA, tokenA] = await waitFor(a, 'LOCKED (\\S+) (\\S+)', 20000);
+  const [, valueA, tokenA] = await lineFrom(a, 'LOCKED (\\S+) (\\S+)', 20000);
   a.kill('SIGSTOP');
   log(`worker-a holds the lock (value ${valueA}, token ${tokenA}); paused for ${args.pause} ms (TTL ${TTL_A} ms)`);
   await sleep(Number(args.pause));
 
   // B acquires once Redis has removed A's key (it retries while busy) and writes.
   const b = worker('worker-b', 'B', TTL_B, releaseMode ? ['--wait-before-release'] : []);
-  const [, valueB, tokenB] = await waitFor(b, 'LOCKED (\\S+) (\\S+)', 20000);
-  await waitFor(b, 'WROTE', 20000);
+  const [, valueB, tokenB] = await lineFrom(b, 'LOCKED (\\S+) (\\S+)', 20000);
+  await lineFrom(b, 'WROTE', 20000);
   let keyAfterOldRelease;
   if (releaseMode) {
     // B holds the lock while A wakes up a second later and releases with its old value.
-    await waitFor(b, 'HOLDING', 10000);
+    await lineFrom(b, 'HOLDING', 10000);
     await sleep(1000);
     a.kill('SIGCONT');
     if ((await exited(a, 20000)) !== 0) throw new Error('worker-a failed');
@@ -138,14 +142,15 @@ try {
   // The processes still running that name the run's directory (the servers and the subscriber):
   // what the leftover check looks for, seen while they run.
   const marked = spawnSync('pgrep', ['-f', work], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).length;
-  // Let the subscriber log what is still on its way, then stop it.
+  // Let the subscriber log what is still on its way, then stop it and the servers.
   await sleep(200);
-  subscriber.kill('SIGTERM');
-  await exited(subscriber, 5000).catch(() => undefined);
+  await children.stop(subscriber);
+  await children.stop(server);
+  await postgres.stop();
 
   // Analyse the logs, as a user would, with the committed mapping.
   const files = ['worker-a.log', 'worker-b.log', 'keyspace.log'].map((f) => join(out, f));
-  const stalewrite = analyseRun(join(here, 'mapping.json'), files, out, key);
+  const { report, stalewrite } = analyseLogs(files, ['--mapping', join(here, 'mapping.json')], out, key);
   result = {
     mode: args.mode,
     lazyExpire: args['lazy-expire'],
@@ -153,13 +158,13 @@ try {
     tokens: { a: tokenA, b: tokenB },
     database: { value: rows[0].value, fenceToken: String(rows[0].fence_token) },
     redis: { keyAfterOldRelease, keyAtEnd, expiryLagMs: expiryLag(join(out, 'worker-a.log'), join(out, 'keyspace.log'), key) },
-    stalewrite,
+    stalewrite: { ...stalewrite, messages: report.findings.map((f) => f.message) },
     marked,
     seconds: Math.round((Date.now() - started) / 100) / 10,
     out,
   };
 } finally {
-  await run.cleanup();
+  cleanup();
 }
 process.stdout.write(JSON.stringify(result) + '\n');
 

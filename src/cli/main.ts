@@ -18,6 +18,8 @@ import { canonical } from '../profiles/canonical.js';
 import { MappingError, PROFILE_NAMES, type ProfileName } from '../profiles/names.js';
 import type { Profile } from '../profiles/types.js';
 import { escapeTerminal } from '../report/escape.js';
+import type { MarkdownOptions } from '../report/markdown.js';
+import { MAX_DIAGRAMS } from '../report/mermaid.js';
 import { renderExplain, UnknownRuleError } from './explain.js';
 import { SERVICE_IDS } from '../model/services.js';
 import { VERSION } from '../version.js';
@@ -52,6 +54,7 @@ const PROFILE_OPTIONS = {
   mapping: { alias: 'm', type: 'string', describe: 'A mapping file for your own log fields (see README "Your own logs"); replaces --profile' },
   'klog-year': { type: 'number', describe: 'k8s-leaderelection: the year klog text lines lack [default: this year]' },
   'klog-zone': { type: 'string', describe: 'k8s-leaderelection: the zone klog text lines lack, e.g. Z or +02:00 [default: Z]' },
+  'log4j-zone': { type: 'string', describe: 'zookeeper: the zone of Java log timestamps written without one (%d{ISO8601}), e.g. Z or +02:00 [default: Z]' },
 } as const;
 
 interface ProfileArgs {
@@ -59,6 +62,7 @@ interface ProfileArgs {
   mapping?: string;
   'klog-year'?: number;
   'klog-zone'?: string;
+  'log4j-zone'?: string;
 }
 
 /** The profile asked for; the mapping machinery is loaded only for other profiles than canonical. */
@@ -68,10 +72,13 @@ async function profileFrom(args: ProfileArgs): Promise<Profile> {
   const year = args['klog-year'];
   if (year !== undefined && !(Number.isInteger(year) && year >= 1970 && year <= 9999)) throw new UsageError('--klog-year must be a year such as 2026');
   const klog = { year, zone };
+  const log4jZone = args['log4j-zone'];
+  if (log4jZone !== undefined && !/^(Z|[+-]\d{2}:\d{2})$/.test(log4jZone)) throw new UsageError(`--log4j-zone "${log4jZone}" is not Z or an offset such as +02:00`);
+  const log4j = { zone: log4jZone };
   if (args.mapping === undefined && args.profile === 'canonical') return canonical;
   const { getProfile, loadMapping } = await import('../profiles/index.js');
-  if (args.mapping !== undefined) return loadMapping(args.mapping, { klog });
-  return getProfile(args.profile, { klog });
+  if (args.mapping !== undefined) return loadMapping(args.mapping, { klog, log4j });
+  return getProfile(args.profile, { klog, log4j });
 }
 
 export async function main(argv: string[] = hideBin(process.argv)): Promise<void> {
@@ -119,6 +126,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .options(PROFILE_OPTIONS)
           .option('all-resources', { type: 'boolean', default: false, describe: 'html: draw every resource, not only those with findings' })
           .option('max-drawn', { type: 'number', default: 50, describe: 'html: resources drawn at most (a note says how many were left out)' })
+          .option('max-diagrams', { type: 'number', default: MAX_DIAGRAMS, describe: 'markdown: findings given a Mermaid sequence diagram at most (the others say they have none)' })
           .option('max-resources', { type: 'number', default: DEFAULT_MAX_RESOURCES, describe: 'Resources tracked at most; past it, events of new resources are not analysed and the run exits 2' })
           .option('workers', { choices: ['auto', 'on', 'off'] as const, default: 'auto' as const, describe: 'Parse input files on worker threads beside the analysis: on, off, or auto (files of 8 MiB or more, on machines with 3 or more cores). Same results either way' })
           .option('progress', { type: 'boolean', describe: 'Show progress on stderr [default: when stderr is a terminal and CI is not set]' })
@@ -296,6 +304,7 @@ interface AnalyzeArgs extends ProfileArgs {
   quiet: boolean;
   'all-resources': boolean;
   'max-drawn': number;
+  'max-diagrams': number;
   'max-resources': number;
   workers: 'auto' | 'on' | 'off';
   progress?: boolean;
@@ -308,9 +317,10 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   if (busyWindowMs === undefined || busyWindowMs <= 0) throw new UsageError(`--busy-window "${args['busy-window']}" is not a positive duration such as 60s or 5m`);
   const busyThreshold = args['busy-threshold'];
   if (!(busyThreshold > 0 && busyThreshold <= 1)) throw new UsageError('--busy-threshold must be a number above 0 and at most 1');
-  for (const [name, v, min] of [['max-invalid', args['max-invalid'], 0], ['max-line-bytes', args['max-line-bytes'], 1], ['max-problems', args['max-problems'], 0], ['max-findings', args['max-findings'], 0], ['max-drawn', args['max-drawn'], 0], ['max-resources', args['max-resources'], 1]] as const) {
+  for (const [name, v, min] of [['max-invalid', args['max-invalid'], 0], ['max-line-bytes', args['max-line-bytes'], 1], ['max-problems', args['max-problems'], 0], ['max-findings', args['max-findings'], 0], ['max-drawn', args['max-drawn'], 0], ['max-diagrams', args['max-diagrams'], 0], ['max-resources', args['max-resources'], 1]] as const) {
     if (v !== undefined && (!Number.isInteger(v) || v < min)) throw new UsageError(`--${name} must be a whole number ≥ ${min}`);
   }
+  const markdown: MarkdownOptions = { maxDiagrams: args['max-diagrams'] };
   const files = args.files === undefined || args.files.length === 0 ? ['-'] : args.files;
   if (files.filter((f) => f === '-').length > 1) throw new UsageError('stdin ("-") can be given only once');
   // Typed at a prompt with no file: say what it waits for instead of waiting silently. It then
@@ -381,7 +391,7 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
     const out: Sink = plan === undefined ? stdoutSink() : await openPlanned(plan, inputs);
     try {
       // Written in pieces: a report of many resources is never one big string.
-      const chunks = await render(format as Exclude<typeof format, 'ndjson'>, report, policy, { color: color && args.output === undefined, width: toTerminal ? process.stdout.columns : undefined });
+      const chunks = await render(format as Exclude<typeof format, 'ndjson'>, report, policy, { color: color && args.output === undefined, width: toTerminal ? process.stdout.columns : undefined }, markdown);
       for (const chunk of chunks) await out.write(chunk);
     } catch (err) {
       await out.abort();
@@ -391,7 +401,7 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
     if (summaryPath !== undefined) {
       const { renderMarkdownChunks } = await import('../report/markdown.js');
       // Appended to, as GitHub expects (it creates the file and reads it after the step).
-      await appendSummaryChunks(summaryPath, withNewline(renderMarkdownChunks(report)));
+      await appendSummaryChunks(summaryPath, withNewline(renderMarkdownChunks(report, markdown)));
     }
   }
   if (report.input.files.some((f) => f.error !== undefined)) return EXIT_USAGE;
@@ -439,12 +449,12 @@ function ruleList(rule: string | string[] | undefined): string[] | undefined {
 }
 
 /** Reporters are loaded only when asked for, to keep start-up short. Each gives its text in pieces. */
-async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }): Promise<Iterable<string>> {
+async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }, markdown: MarkdownOptions): Promise<Iterable<string>> {
   switch (format) {
     case 'json':
       return (await import('../report/json.js')).renderJsonChunks(report);
     case 'markdown':
-      return (await import('../report/markdown.js')).renderMarkdownChunks(report);
+      return (await import('../report/markdown.js')).renderMarkdownChunks(report, markdown);
     case 'html':
       return (await import('../report/html.js')).renderHtmlChunks(report);
     case 'junit':

@@ -109,7 +109,7 @@ export interface Finding {
 /** One reason behind the overall verdict, for the headline: an id plus its sentence. */
 export interface VerdictReason {
   /**
-   * `no-events`, `no-writes`, `mostly-unread`, `untracked`, `uncertain` (a possible error
+   * `no-events`, `no-writes`, `mostly-unread`, `unmatched-lease-ends`, `untracked`, `uncertain` (a possible error
    * finding), `not-explicit` (unconfirmed), `no-stale-request` (untested).
    */
   id: string;

@@ -54,6 +54,11 @@ export interface Profile {
    */
   readonly fastBytes?: (bytes: Uint8Array, start: number, end: number, origin: RecordOrigin) => LockEvent | undefined;
   toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null;
+  /**
+   * It may give lease-scoped events (resource LEASE_SCOPED: a session or lease ended wherever it
+   * is held): the engine then keeps an index of which resources each lease holds.
+   */
+  readonly leaseScoped?: boolean;
   /** For `auto`: the profile to use for an input, from its first non-blank line. */
   readonly detect?: (firstLine: string) => Profile;
   /**

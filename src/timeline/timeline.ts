@@ -189,14 +189,16 @@ export class Lease {
 
   /**
    * When the lease ended or ends: its logged end, else last renewal + ttl (inferred), else
-   * undefined (no end logged and no ttl known). An expiry logged after the ttl had run out is a
-   * later view of the same end (the authority removed the lease after its time: Redis sends a
-   * key's `expired` notification when it deletes the key, which can be well after its TTL): the
-   * ttl's end stands.
+   * undefined (no end logged and no ttl known). An expiry that names no lease, logged after the
+   * ttl had run out, is a later view of the same end: the authority removed the name after its
+   * time (Redis sends a key's `expired` notification when it deletes the key, which can be well
+   * after its TTL), and it was taken for this lease's because the ttl had run out (see
+   * ResourceTimeline.expiring): the ttl's end stands. An expiry that names the lease is the
+   * authority's own word on it (a ZooKeeper session, renewed by pings no log shows): it stands.
    */
   endsAt(): number | undefined {
     const end = this.end;
-    if (end !== undefined) return end.type === 'expire' && this.ttlMs !== undefined ? Math.min(end.ts, this.renewTs + this.ttlMs) : end.ts;
+    if (end !== undefined) return end.type === 'expire' && this.ttlMs !== undefined && !hasHandle(end) ? Math.min(end.ts, this.renewTs + this.ttlMs) : end.ts;
     return this.ttlMs !== undefined ? this.renewTs + this.ttlMs : undefined;
   }
 
