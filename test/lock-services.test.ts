@@ -16,7 +16,7 @@ const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const lockServices = section(readme, 'Lock services') ?? '';
 
 /** Reproductions built in parallel branches (issue 15): linked before they land. */
-const BEING_BUILT = ['examples/zookeeper-postgres/', 'examples/redis-postgres/'];
+const BEING_BUILT = ['examples/zookeeper-postgres/'];
 
 const filesUnder = (dir: string): string[] =>
   readdirSync(dir, { recursive: true, withFileTypes: true })
@@ -60,6 +60,24 @@ describe('README: Lock services', () => {
       expect(typeof ev, line).toBe('object');
       expect(ev).not.toBeNull();
     }
+  });
+
+  it('quotes the Redis lines (keyspace expiry, node-redlock\'s refusal) that the Redis fixtures hold, and the mapping reads them as it says', () => {
+    const redis = lockServices.slice(lockServices.indexOf('#### Redis'), lockServices.indexOf('#### Consul'));
+    const quoted = [...redis.matchAll(/`(\{"level".*?\})`/g)].map((m) => m[1]!);
+    expect(quoted).toHaveLength(2);
+    const fixtureLines = new Set(filesUnder(join(FIXTURES, 'profiles', 'redis')).filter((f) => f.endsWith('.log')).flatMap((f) => readFileSync(f, 'utf8').split('\n')));
+    const mapping = loadMapping(join(ROOT, 'examples/redis-postgres/mapping.json'));
+    const read = quoted.map((l) => {
+      expect(fixtureLines.has(l), l).toBe(true);
+      return mapping.toEvent(JSON.parse(l) as Record<string, unknown>, { file: 'x.log', line: 1, source: 'x.log', text: l }) as { type: string; result: string; observer: string; leaseId?: string };
+    });
+    expect(read.map((e) => [e.type, e.result, e.observer])).toEqual([
+      ['expire', 'expired', 'authority'],
+      ['release', 'rejected', 'worker'],
+    ]);
+    expect(read[0]!.leaseId).toBeUndefined(); // the notification names the key only
+    expect(redis).toContain('`Unable to fully release the lock on resource "invoices/7".`');
   });
 
   it('quotes the Consul server line that the example log holds, and the mapping leaves it ignored', () => {
