@@ -5,18 +5,18 @@
  * logs and the ZooKeeper server's own log must agree with it, in both modes, and A's lease end
  * must be the server's "Expiring session" line.
  *
- * Each run is its own process group (spawned detached): a run that takes too long, or a test that
- * vitest times out, has the whole group killed — the harness, ZooKeeper's JVM, PostgreSQL and the
- * workers — and its throwaway directory removed.
+ * Each run is its own process group (test/helpers/reproduction.ts): a run that takes too long,
+ * or a test that vitest times out, has the whole group killed — the harness, ZooKeeper's JVM,
+ * PostgreSQL and the workers — and its throwaway directory removed.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT, runCli } from './helpers/run.js';
+import { killRuns, leftovers, PG_BIN, runReproduction } from './helpers/reproduction.js';
 
 const JARS = ['zookeeper.jar', 'slf4j-api.jar', 'slf4j-log4j12.jar', 'log4j-1.2.jar'].map((j) => join('/usr/share/java', j));
-const haveServices = JARS.every((j) => existsSync(j)) && existsSync('/usr/bin/java') && ['15', '16', '17'].some((v) => existsSync(`/usr/lib/postgresql/${v}/bin/initdb`));
+const haveServices = JARS.every((j) => existsSync(j)) && existsSync('/usr/bin/java') && PG_BIN !== undefined;
 if (!haveServices && process.env.CI) throw new Error('zookeeper and postgresql are missing: .ci/run installs them');
 
 const EXAMPLE = join(ROOT, 'examples', 'zookeeper-postgres');
@@ -30,64 +30,22 @@ interface Result {
   stalewrite: { exitCode: number; verdict: string; readiness: string; errors: string[]; findings: string[]; reasons: string[]; input: { files: { file: string; events: number; invalid: number }[] } };
   leaseEnd: { finding: string; role: string; file: string; line: number; observer: string; inferred: boolean; text: string } | null;
   timing: { pauseMs: number; totalMs: number };
+  marked: string[];
 }
 
-/** The run in progress: its process group, and its throwaway directory once it has said it. */
-let running: { child: ChildProcess; work?: string } | undefined;
-/** The process group of the last run (its harness's pid). */
-let lastGroup: number | undefined;
-
-function killRun(): void {
-  if (running === undefined) return;
-  const { child, work } = running;
-  running = undefined;
-  if (child.exitCode === null && child.signalCode === null) {
-    try {
-      process.kill(-child.pid!, 'SIGKILL'); // the harness's whole group
-    } catch {
-      // already gone
-    }
-  }
-  if (work !== undefined) rmSync(work, { recursive: true, force: true });
-}
-
-afterEach(killRun);
-
-function run(mode: 'safe' | 'unsafe'): Promise<Result> {
-  const out = join(EXAMPLE, 'out', `test-${mode}`);
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(EXAMPLE, 'run.mjs'), '--mode', mode, '--out', out], { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    running = { child };
-    lastGroup = child.pid;
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr!.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-      const m = /work dir (\S+)/.exec(stderr);
-      if (m !== null && running?.child === child) running.work = m[1];
-    });
-    const timer = setTimeout(() => {
-      killRun();
-      reject(new Error(`run.mjs --mode ${mode} took over ${RUN_MS} ms; its process group was killed. stderr: ${stderr}`));
-    }, RUN_MS);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      if (running?.child === child) running = undefined;
-      if (code !== 0) return reject(new Error(`run.mjs --mode ${mode} failed (${code}): ${stderr}`));
-      resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as Result);
-    });
-  });
-}
+afterEach(killRuns);
 
 /**
- * Processes of a run still alive: those of its process group (PostgreSQL's backends rename
- * themselves), and any carrying a run's throwaway directory in its command line (ZooKeeper's JVM,
- * the postmaster, the workers).
+ * A run, and then nothing it started is still running: by its process group (PostgreSQL's
+ * backends rename themselves) and by its marker (ZooKeeper's JVM, the postmaster, the workers).
  */
-function leftovers(): string {
-  const group = lastGroup === undefined ? '' : spawnSync('pgrep', ['-a', '-g', String(lastGroup)], { encoding: 'utf8' }).stdout.trim();
-  return [group, spawnSync('pgrep', ['-af', 'stalewrite-zk-pg-'], { encoding: 'utf8' }).stdout.trim()].filter((s) => s !== '').join('\n');
+async function run(mode: 'safe' | 'unsafe'): Promise<Result> {
+  const out = join(EXAMPLE, 'out', `test-${mode}`);
+  const r = await runReproduction<Result>(join(EXAMPLE, 'run.mjs'), ['--mode', mode, '--out', out], RUN_MS);
+  // While A was paused, the marker found the JVM, the postmaster and A itself: the check below would see them.
+  expect(r.result.marked).toEqual(expect.arrayContaining(['java', 'postgres', 'worker.mjs']));
+  expect(await leftovers(r.run)).toBe('');
+  return r.result;
 }
 
 /** The session id worker A logged (the client's 16 hex digits), in the server's spelling. */
@@ -110,7 +68,6 @@ describe.skipIf(!haveServices)('ZooKeeper + PostgreSQL reproduction', () => {
     expect(r.leaseEnd!.text).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+0000 \[SessionTracker\] INFO {2}org\.apache\.zookeeper\.server\.ZooKeeperServer - Expiring session 0x[0-9a-f]+, timeout of 800ms exceeded$/);
     expect(r.leaseEnd!.text).toContain(`Expiring session ${sessionOfA('unsafe')},`);
     expect(r.stalewrite.input.files.find((f) => f.file.endsWith('zookeeper.log'))).toMatchObject({ events: 1, invalid: 0 });
-    expect(leftovers()).toBe('');
   }, 100_000);
 
   it("safe: the conditional UPDATE kept B's value, and stalewrite says verified with no error", async () => {
@@ -125,7 +82,6 @@ describe.skipIf(!haveServices)('ZooKeeper + PostgreSQL reproduction', () => {
     expect(serverLog).toContain(`Expiring session ${sessionOfA('safe')}, timeout of 800ms exceeded`);
     expect(r.stalewrite.input.files.find((f) => f.file.endsWith('zookeeper.log'))).toMatchObject({ events: 1, invalid: 0 });
     expect(r.stalewrite.reasons).not.toContain('unmatched-lease-ends');
-    expect(leftovers()).toBe('');
   }, 100_000);
 
   it('profile auto recognises the server log, and map shows its expiry as a lease-scoped event', async () => {

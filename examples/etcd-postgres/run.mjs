@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { analyseLogs, exited, freePort, lineFrom, PG_BIN, startPostgres, startRun, until } from '../lib/harness.mjs';
+import { analyseLogs, exited, freePorts, lineFrom, markedProcesses, PG_BIN, startPostgres, startRun, until } from '../lib/harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({
@@ -36,12 +36,13 @@ if (PG_BIN === undefined || ETCD === undefined) {
 }
 
 // Every child runs in this process's group (none detached): killing the group ends them all.
-const { children, work, log, cleanup } = startRun('stalewrite-etcd-pg-', args);
+// Every process of the run names the run's marker in its arguments (the test looks for leftovers by it).
+const { children, work, marker, log, cleanup } = startRun('stalewrite-etcd-pg-', args);
 
 let result;
 try {
-  // etcd on loopback, non-default ports, a throwaway data dir.
-  const [clientPort, peerPort, pgPort] = [await freePort(), await freePort(), await freePort()];
+  // etcd on loopback, ports free at run time, a throwaway data dir.
+  const [clientPort, peerPort, pgPort] = await freePorts(3);
   const etcdAddr = `127.0.0.1:${clientPort}`;
   const etcd = children.start(ETCD, [
     '--name', 'stalewrite-example', '--data-dir', join(work, 'etcd'),
@@ -66,13 +67,15 @@ try {
   await db.query("INSERT INTO resources (id, value) VALUES ($1, 'initial')", [key]);
 
   const worker = (name, value) =>
-    children.start(process.execPath, [join(here, 'worker.mjs'), '--name', name, '--mode', args.mode, '--etcd', etcdAddr, '--pg', pgUrl, '--key', key, '--value', value, '--ttl', '2', '--log', join(out, `${name}.log`)]);
+    children.start(process.execPath, [join(here, 'worker.mjs'), '--name', name, '--mode', args.mode, '--etcd', etcdAddr, '--pg', pgUrl, '--key', key, '--value', value, '--ttl', '2', '--log', join(out, `${name}.log`), '--run', marker]);
 
   // A takes the lock, then is frozen right after it says so: no keepalives, its lease expires.
   const a = worker('worker-a', 'A');
   a.stderr.setEncoding('utf8').on('data', (d) => log(`worker-a: ${d.trim()}`));
   const [, tokenA] = await lineFrom(a, 'LOCKED (\\d+)', 20000);
   a.kill('SIGSTOP');
+  // What a leftover check by the marker finds of the run now: the servers and the paused worker.
+  const marked = markedProcesses(marker);
   log(`worker-a holds token ${tokenA}; paused for ${args.pause} ms (TTL 2 s)`);
   await sleep(Number(args.pause));
 
@@ -100,6 +103,7 @@ try {
     tokens: { a: tokenA, b: tokenB },
     database: { value: rows[0].value, fenceToken: String(rows[0].fence_token) },
     stalewrite,
+    marked,
     out,
   };
 } finally {

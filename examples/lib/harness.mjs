@@ -3,25 +3,42 @@
 // killing the group ends every one of them), and a throwaway PostgreSQL cluster run as the
 // postgres user (PostgreSQL refuses to run as root).
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 
-export const PG_BIN = ['/usr/lib/postgresql/15/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/17/bin'].find((d) => existsSync(join(d, 'initdb')));
+/** The newest PostgreSQL of Debian's packages (`/usr/lib/postgresql/<major>/bin`), if one is installed. */
+export const PG_BIN = (() => {
+  const root = '/usr/lib/postgresql';
+  const majors = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v) && existsSync(join(root, v, 'bin', 'initdb'))) : [];
+  majors.sort((a, b) => Number(b) - Number(a));
+  return majors.length > 0 ? join(root, majors[0], 'bin') : undefined;
+})();
 
-/** A free TCP port on 127.0.0.1 (bound, then released: the server binds it a moment later). */
-export async function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
+/**
+ * `n` distinct free TCP ports on 127.0.0.1, chosen by the kernel (bind to port 0) at run time, so
+ * that runs in parallel (test workers, other checkouts) do not pick the same ones. All `n` are
+ * held open together, so one run never gets the same port twice, then released: the servers bind
+ * them a moment later.
+ */
+export async function freePorts(n) {
+  const servers = [];
+  try {
+    for (let i = 0; i < n; i++) {
+      const s = createServer();
+      servers.push(s);
+      await new Promise((resolve, reject) => {
+        s.once('error', reject);
+        s.listen(0, '127.0.0.1', resolve);
+      });
+    }
+    return servers.map((s) => s.address().port);
+  } finally {
+    await Promise.all(servers.map((s) => new Promise((resolve) => (s.listening ? s.close(() => resolve()) : resolve()))));
+  }
 }
 
 /** Poll `check` every 100 ms until it says yes (a throw counts as not yet). */
@@ -160,10 +177,11 @@ export async function startPostgres(children, dir, port) {
 }
 
 /**
- * A run: its children, its throwaway directory (whose name, starting with `prefix`, marks every
- * process of the run: the tests look for leftovers by it; readable by the postgres user), a log
- * to stderr, and `cleanup()` — every child killed, the directory removed unless `keep` — which
- * also runs on Ctrl-C or SIGTERM (then exit 130).
+ * A run: its children, its throwaway directory (whose name, starting with `prefix`, is the run's
+ * marker: every process of the run names it in its command line — the servers their directories,
+ * the workers a `--run` argument — and the tests look for leftovers by it; readable by the
+ * postgres user), a log to stderr, and `cleanup()` — every child killed, the directory removed
+ * unless `keep` — which also runs on Ctrl-C or SIGTERM (then exit 130).
  */
 export function startRun(prefix, { mode, keep }) {
   const children = new Children();
@@ -180,8 +198,24 @@ export function startRun(prefix, { mode, keep }) {
       process.exit(130);
     });
   }
+  // The tests read the marker from this line (test/helpers/reproduction.ts).
   log(`work dir ${work}`);
-  return { children, work, log, cleanup };
+  return { children, work, marker: basename(work), log, cleanup };
+}
+
+/**
+ * The programs now running that carry a run's `marker` in their command line (a node script by
+ * its file name: `worker.mjs`), sorted: what a leftover check by the marker would find of the run.
+ */
+export function markedProcesses(marker) {
+  const lines = spawnSync('pgrep', ['-a', '-f', marker], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean);
+  return lines
+    .map((l) => {
+      const argv = l.split(' ').slice(1);
+      const prog = basename(argv[0] ?? '');
+      return prog === 'node' || argv[0] === process.execPath ? basename(argv.find((a) => a.endsWith('.mjs')) ?? prog) : prog;
+    })
+    .sort();
 }
 
 const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'stalewrite.js');

@@ -15,7 +15,6 @@
 // 5. the harness reads the final row and the lock key (the ground truth), stops everything, and
 //    analyses the three logs (A, B, the subscriber) with stalewrite and the committed mapping.json.
 // Prints one JSON line with the ground truth and stalewrite's verdict. Always cleans up.
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { analyseLogs, exited, freePort, lineFrom, PG_BIN, startPostgres, startRun, until } from '../lib/harness.mjs';
+import { analyseLogs, exited, freePorts, lineFrom, markedProcesses, PG_BIN, startPostgres, startRun, until } from '../lib/harness.mjs';
 
 const MODES = ['random', 'unsafe-release', 'safe-release', 'fenced'];
 const here = dirname(fileURLToPath(import.meta.url));
@@ -52,13 +51,13 @@ const TTL_B = 10000;
 const releaseMode = args.mode === 'unsafe-release' || args.mode === 'safe-release';
 const started = Date.now();
 // Every child runs in this process's group (none detached): killing the group ends them all.
-// Every process of the run names `work` in its arguments (the test looks for leftovers by it).
-const { children, work, log, cleanup } = startRun('stalewrite-redis-pg-', args);
+// Every process of the run names the run's marker in its arguments (the test looks for leftovers by it).
+const { children, work, marker, log, cleanup } = startRun('stalewrite-redis-pg-', args);
 
 let result;
 try {
-  // Redis on loopback, a free port, a throwaway dir, no persistence; expiry notifications on.
-  const [redisPort, pgPort] = [await freePort(), await freePort()];
+  // Redis on loopback, ports free at run time, a throwaway dir, no persistence; expiry notifications on.
+  const [redisPort, pgPort] = await freePorts(2);
   const redisAddr = `127.0.0.1:${redisPort}`;
   const redisDir = join(work, 'redis');
   mkdirSync(redisDir);
@@ -91,12 +90,12 @@ try {
   await db.query('CREATE TABLE resources (id text PRIMARY KEY, value text NOT NULL, fence_token bigint NOT NULL DEFAULT 0)');
   await db.query("INSERT INTO resources (id, value) VALUES ($1, 'initial')", [key]);
 
-  const subscriber = children.start(process.execPath, [join(here, 'subscriber.mjs'), '--redis', redisAddr, '--log', join(out, 'keyspace.log'), '--run', work]);
+  const subscriber = children.start(process.execPath, [join(here, 'subscriber.mjs'), '--redis', redisAddr, '--log', join(out, 'keyspace.log'), '--run', marker]);
   subscriber.stderr.setEncoding('utf8').on('data', (d) => log(`subscriber: ${d.trim()}`));
   await lineFrom(subscriber, 'READY', 15000);
 
   const worker = (name, value, ttl, extra = []) => {
-    const argv = [join(here, 'worker.mjs'), '--name', name, '--mode', args.mode, '--redis', redisAddr, '--pg', postgres.url, '--key', key, '--value', value, '--ttl', String(ttl), '--log', join(out, `${name}.log`), '--run', work, ...extra];
+    const argv = [join(here, 'worker.mjs'), '--name', name, '--mode', args.mode, '--redis', redisAddr, '--pg', postgres.url, '--key', key, '--value', value, '--ttl', String(ttl), '--log', join(out, `${name}.log`), '--run', marker, ...extra];
     const child = children.start(process.execPath, argv, extra.includes('--wait-before-release') ? { stdio: ['pipe', 'pipe', 'pipe'] } : {});
     child.stderr.setEncoding('utf8').on('data', (d) => log(`${name}: ${d.trim()}`));
     return child;
@@ -107,6 +106,8 @@ try {
   const a = worker('worker-a', 'A', TTL_A, releaseMode ? ['--no-write'] : []);
   const [, valueA, tokenA] = await lineFrom(a, 'LOCKED (\\S+) (\\S+)', 20000);
   a.kill('SIGSTOP');
+  // What a leftover check by the marker finds of the run now: the servers, the subscriber and the paused worker.
+  const marked = markedProcesses(marker);
   log(`worker-a holds the lock (value ${valueA}, token ${tokenA}); paused for ${args.pause} ms (TTL ${TTL_A} ms)`);
   await sleep(Number(args.pause));
 
@@ -139,9 +140,6 @@ try {
   await db.end();
   const keyAtEnd = await admin.get(key);
   admin.disconnect();
-  // The processes still running that name the run's directory (the servers and the subscriber):
-  // what the leftover check looks for, seen while they run.
-  const marked = spawnSync('pgrep', ['-f', work], { encoding: 'utf8' }).stdout.trim().split('\n').filter(Boolean).length;
   // Let the subscriber log what is still on its way, then stop it and the servers.
   await sleep(200);
   await children.stop(subscriber);

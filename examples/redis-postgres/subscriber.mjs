@@ -6,7 +6,7 @@
 // such message as it comes, through pino: the channel and the key, nothing else (Redis tells
 // nothing else: not the value the key held).
 //
-//   node subscriber.mjs --redis 127.0.0.1:6379 --log keyspace.log --run DIR
+//   node subscriber.mjs --redis 127.0.0.1:6379 --log keyspace.log --run MARKER
 //
 // Prints "READY" on stdout once subscribed; exits on SIGTERM or SIGINT.
 import { parseArgs } from 'node:util';

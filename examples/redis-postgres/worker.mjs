@@ -4,7 +4,7 @@
 //
 //   node worker.mjs --name worker-a --mode random|unsafe-release|safe-release|fenced \
 //                   --redis 127.0.0.1:6379 --pg postgres://… --key invoices/7 --value A \
-//                   --ttl 1500 --log worker-a.log [--no-write] [--wait-before-release] --run DIR
+//                   --ttl 1500 --log worker-a.log [--no-write] [--wait-before-release] --run MARKER
 //
 // The lock is `SET key <random value> NX PX ttl`. Modes:
 // - random: that SET alone (Redlock style): the random value is no fencing token, and the write
@@ -17,7 +17,7 @@
 //   (`Unable to fully release the lock on resource "…".`).
 // Prints "LOCKED <value> <token|->" on stdout once it holds the lock (the harness pauses it then),
 // "WROTE <rowCount>" after the write, "HOLDING" when it waits (--wait-before-release: for a line
-// on stdin), "DONE" at the end. --run is the run's directory: it marks the run's processes.
+// on stdin), "DONE" at the end. --run is the run's marker (its directory's name): unused here, it marks the process as the run's.
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';

@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { analyseLogs, exited, freePort, lineFrom, PG_BIN, startPostgres, startRun, until } from '../lib/harness.mjs';
+import { analyseLogs, exited, freePorts, lineFrom, markedProcesses, PG_BIN, startPostgres, startRun, until } from '../lib/harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const { values: args } = parseArgs({
@@ -49,7 +49,7 @@ if (PG_BIN === undefined || JAVA === undefined || !JARS.every((j) => existsSync(
 }
 
 const started = Date.now();
-const { children, work, log, cleanup } = startRun('stalewrite-zk-pg-', args);
+const { children, work, marker, log, cleanup } = startRun('stalewrite-zk-pg-', args);
 let postgres;
 let zkServer;
 
@@ -94,7 +94,7 @@ async function startZooKeeper(port) {
 
 let result;
 try {
-  const [zkPort, pgPort] = [await freePort(), await freePort()];
+  const [zkPort, pgPort] = await freePorts(2);
   // Both servers start at once (each takes about a second).
   [zkServer, postgres] = await Promise.all([startZooKeeper(zkPort), startPostgres(children, work, pgPort)]);
   log(`zookeeper ready on 127.0.0.1:${zkPort}, postgres on port ${pgPort}`);
@@ -108,7 +108,7 @@ try {
   const worker = (name, value) =>
     children.start(process.execPath, [
       join(here, 'worker.mjs'), '--name', name, '--mode', args.mode, '--zk', `127.0.0.1:${zkPort}`, '--pg', postgres.url, '--key', key, '--value', value,
-      '--session-timeout', args['session-timeout'], '--log', join(out, `${name}.log`), '--run', basename(work),
+      '--session-timeout', args['session-timeout'], '--log', join(out, `${name}.log`), '--run', marker,
     ]);
 
   // A takes the lock, then is frozen right after it says so: no pings, its session expires.
@@ -117,6 +117,8 @@ try {
   const [, tokenA] = await lineFrom(a, 'LOCKED (\\d+)', 20000);
   a.kill('SIGSTOP');
   const pausedAt = Date.now();
+  // What a leftover check by the marker finds of the run now: the servers and the paused worker.
+  const marked = markedProcesses(marker);
   log(`worker-a holds czxid ${tokenA}; paused (session timeout ${args['session-timeout']} ms)`);
 
   // B queues behind A's node and gets the lock when the server deletes it (A's session expired).
@@ -157,6 +159,7 @@ try {
         ? null
         : { finding: late.rule, role: end.role, file: basename(end.file), line: end.line, observer: end.observer, inferred: end.inferred === true, text: readFileSync(end.file, 'utf8').split('\n')[end.line - 1] },
     timing: { pauseMs, totalMs: Date.now() - started },
+    marked,
     out,
   };
 } finally {

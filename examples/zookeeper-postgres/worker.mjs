@@ -5,7 +5,7 @@
 // or safe (conditional on the token).
 //
 //   node worker.mjs --name worker-a --mode safe --zk 127.0.0.1:2181 --pg postgres://… \
-//                   --key invoices/7 --value A --session-timeout 800 --log worker-a.log
+//                   --key invoices/7 --value A --session-timeout 800 --log worker-a.log --run MARKER
 //
 // It prints "LOCKED <token>" on stdout once it holds the lock (the harness pauses it then),
 // "DONE" at the end. The fencing token is the lock node's czxid (the zxid of the transaction that
@@ -27,7 +27,7 @@ const { values: args } = parseArgs({
     value: { type: 'string' },
     'session-timeout': { type: 'string', default: '800' },
     log: { type: 'string' },
-    // The harness's run directory: unused here, it marks the process as this run's (see run.mjs).
+    // The run's marker (its directory's name): unused here, it marks the process as the run's (see run.mjs).
     run: { type: 'string' },
     'compute-ms': { type: 'string', default: '300' },
     'acquire-timeout-ms': { type: 'string', default: '20000' },
