@@ -4,10 +4,12 @@
  * value is no fencing token; stale-release: what a Redis or etcd release must compare); without
  * the declaration, no message names a service. The events themselves never carry it.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { analyze, canonical, SERVICE_IDS, SERVICES } from '../src/index.js';
+import { getProfile } from '../src/profiles/index.js';
 import { compileMapping, MappingError } from '../src/profiles/mapping.js';
 import { rules } from '../src/rules/index.js';
 import { renderExplain } from '../src/cli/explain.js';
@@ -26,6 +28,17 @@ function mapping(service: string | undefined) {
   if (service === undefined) delete spec.service;
   else spec.service = service;
   return compileMapping(spec, 'redis-mapping');
+}
+
+const tmp = mkdtempSync(join(tmpdir(), 'stalewrite-services-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+/** Files of `name → lines` in a throwaway directory. */
+function files(set: Record<string, string[]>): string[] {
+  return Object.entries(set).map(([name, lines]) => {
+    const f = join(tmp, name);
+    writeFileSync(f, lines.join('\n') + '\n');
+    return f;
+  });
 }
 
 const messages = (r: Report, rule: string) => r.findings.filter((f) => f.rule === rule).map((f) => ({ id: f.messageId, message: f.message }));
@@ -88,6 +101,57 @@ describe('lock service declaration', () => {
     const onThreads = await analyze({ files: [f], profile: { ...canonical, service: 'redis' }, workers: 'on' });
     expect(onThreads.input.files[0]!.service).toBe('redis');
     expect(messages(onThreads, 'missing-token').every((m) => m.id === 'missing-token/noTokenService')).toBe(true);
+  });
+
+  it('the built-in zookeeper and k8s-leaderelection profiles declare their services (through auto too)', async () => {
+    expect(getProfile('zookeeper').service).toBe('zookeeper');
+    expect(getProfile('k8s-leaderelection').service).toBe('kubernetes');
+    for (const p of ['app-json', 'logfmt', 'otlp-json', 'canonical'] as const) expect(getProfile(p).service, p).toBeUndefined();
+    // A worker's JSON line read by the zookeeper profile: its unfenced write gets ZooKeeper's case.
+    const zk = files({
+      'zk-worker.log': [
+        '{"time":1796140989000,"worker":"worker-a","resource":"invoices/7","session":"01000116ad2c0000","event":"acquire","msg":"lock acquired"}',
+        '{"time":1796140989500,"worker":"worker-a","resource":"invoices/7","session":"01000116ad2c0000","rowCount":1,"msg":"write applied"}',
+      ],
+    });
+    const z = await analyze({ files: zk, profile: getProfile('zookeeper') });
+    expect(z.input.files.map((f) => f.service)).toEqual(['zookeeper']);
+    expect(messages(z, 'missing-token')).toEqual([{ id: 'missing-token/noTokenService', message: `worker-a wrote without a fencing token and the resource accepted it: ${SERVICES.zookeeper.token}` }]);
+  });
+
+  it("a write whose own input declares no service takes the service of the input its lease was granted in (a client-go lease, the application's write)", async () => {
+    const set = files({
+      'runner-a.log': ['I0301 10:00:00.000000       1 leaderelection.go:271] successfully acquired lease kube-system/report-runner'],
+      'app.log': ['{"time":"2026-03-01T10:00:01.000Z","msg":"write applied","resource":"kube-system/report-runner","owner":"runner-a.log","rowCount":1}'],
+    });
+    const r = await analyze({ files: set, profile: getProfile('auto', { klog: { year: 2026 } }) });
+    expect(r.input.files.map((f) => [f.profile, f.service])).toEqual([['k8s-leaderelection', 'kubernetes'], ['app-json', undefined]]);
+    expect(messages(r, 'missing-token')).toEqual([{ id: 'missing-token/noTokenService', message: `runner-a.log wrote without a fencing token and the resource accepted it: ${SERVICES.kubernetes.token}` }]);
+    // A write under no lease of a declaring input stays generic.
+    const alone = await analyze({ files: [set[1]!], profile: getProfile('app-json') });
+    expect(messages(alone, 'missing-token').map((m) => m.id)).toEqual(['missing-token/noToken']);
+    for (const f of alone.findings) expect(f.message).not.toMatch(NAMES);
+  });
+
+  it("stale-release too: a release from an input that declares no service takes the service of the input the old handle was granted in", async () => {
+    const set = files({
+      'grants.ndjson': [
+        '{"ts":"2026-03-04T08:30:00.000Z","type":"acquire","resource":"orders/42","ownerId":"worker-a","leaseId":"lease-A","fenceToken":1,"ttlMs":2000}',
+        '{"ts":"2026-03-04T08:30:02.000Z","type":"expire","resource":"orders/42","ownerId":"worker-a","leaseId":"lease-A"}',
+      ],
+      'later.ndjson': [
+        '{"ts":"2026-03-04T08:30:02.100Z","type":"acquire","resource":"orders/42","ownerId":"worker-b","leaseId":"lease-B","fenceToken":2,"ttlMs":2000}',
+        '{"ts":"2026-03-04T08:30:02.500Z","type":"release","resource":"orders/42","ownerId":"worker-a","leaseId":"lease-A","result":"released"}',
+      ],
+    });
+    // The first input declares etcd, the second nothing.
+    const etcd = { ...canonical, service: 'etcd' as const };
+    const byFile = { name: 'by-file', detect: (first: string) => (first.includes('"worker-a"') ? etcd : canonical), toEvent: () => null };
+    const r = await analyze({ files: set, profile: byFile });
+    expect(r.input.files.map((f) => f.service)).toEqual(['etcd', undefined]);
+    expect(messages(r, 'stale-release')).toEqual([{ id: 'stale-release/oldHandleReleasedService', message: expect.stringContaining(SERVICES.etcd.release!) as string }]);
+    const plain = await analyze({ files: set, profile: canonical });
+    expect(messages(plain, 'stale-release').map((m) => m.id)).toEqual(['stale-release/oldHandleReleased']);
   });
 
   it('an unknown service is refused when the mapping is loaded, naming the known ones', () => {

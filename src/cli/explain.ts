@@ -36,7 +36,7 @@ export function renderExplain(id: string, service?: ServiceId): string {
 
 /**
  * The lock services' own cases of a rule: the values its service placeholders take when a
- * mapping declares `"service"` (the messages ending in `Service` use them).
+ * mapping or profile declares `"service"` (the messages ending in `Service` use them).
  */
 function serviceCases(messages: Readonly<Record<string, string>>, only: ServiceId | undefined): string[] {
   const names = [...new Set(Object.values(messages).flatMap(placeholdersOf))].filter((n) => Object.prototype.hasOwnProperty.call(SERVICE_PLACEHOLDERS, n));
@@ -48,7 +48,7 @@ function serviceCases(messages: Readonly<Record<string, string>>, only: ServiceI
     }
   }
   if (names.length === 0) return [];
-  const head = 'Lock services (a mapping\'s "service" declares one; its findings then use the *Service message, filled with this):';
+  const head = 'Lock services (a mapping\'s or profile\'s "service" declares one; its findings then use the *Service message, filled with this):';
   return ['', head, ...(lines.length > 0 ? lines : [`  ${only}: no case of its own for this rule; the generic message is used`])];
 }
 

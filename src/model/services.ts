@@ -3,7 +3,9 @@
  * (`"service": "redis"`), a fact about the whole input, never a field of its events. Rules ask
  * for it (RuleContext.service) and, when it is known, report a variant of their message that
  * names the service's own case; the facts below are that variant's data, substituted verbatim
- * (`{serviceToken}`, `{serviceRelease}`). A generic message never names a service.
+ * (`{serviceToken}`, `{serviceRelease}`). A generic message never names a service. An event's
+ * service is that of its own input, else that of the input where its lease was granted (a write
+ * in an application's log, under a lease read from the lock service's or its client's log).
  */
 
 export const SERVICE_IDS = ['etcd', 'zookeeper', 'redis', 'consul', 'kubernetes'] as const;
@@ -32,7 +34,7 @@ export const SERVICES: Readonly<Record<ServiceId, ServiceFacts>> = {
   zookeeper: {
     id: 'zookeeper',
     name: 'ZooKeeper',
-    token: "ZooKeeper gives one, the lock node's czxid or sequence number, and it has to be carried to the write",
+    token: "ZooKeeper gives one, the lock node's czxid (not its sequence number, which starts again when the lock's parent node is recreated), and it has to be carried to the write",
   },
   redis: {
     id: 'redis',

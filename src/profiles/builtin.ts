@@ -113,6 +113,8 @@ export const OTLP_JSON: MappingSpec = {
  */
 export const K8S_LEADERELECTION: MappingSpec = {
   description: 'client-go leader election (klog text or JSON, printf style up to v0.34, structured from v0.35): lease-only evidence, no tokens',
+  // A Kubernetes Lease gives no fencing token per acquisition: missing-token says so of a write under one of these leases.
+  service: 'kubernetes',
   parse: 'klog',
   fields: {
     ts: ['ts', 'time'],
@@ -145,6 +147,8 @@ const ZK_SESSION = '(?<leaseId>0x[0-9a-f]{1,16})\\b';
  */
 export const ZOOKEEPER: MappingSpec = {
   description: 'ZooKeeper server logs (session expiry), ZooKeeper-client and Curator lines of Java applications (log4j/logback text or JSON), and JSON worker lines with the app-json fields; session ids normalised',
+  // missing-token then says where ZooKeeper's token is (the lock node's czxid).
+  service: 'zookeeper',
   parse: 'log4j',
   fields: {
     ...APP_FIELDS,

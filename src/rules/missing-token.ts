@@ -17,7 +17,7 @@ export const missingToken: Rule = {
   },
   messages: {
     noToken: '{writer} wrote without a fencing token and the resource accepted it',
-    /** The input declares its lock service (a mapping's `service`): what that service offers as a token, or that it offers none. */
+    /** The input, or the one its lease was granted in, declares its lock service (a profile's or mapping's `service`): what that service offers as a token, or that it offers none. */
     noTokenService: '{writer} wrote without a fencing token and the resource accepted it: {serviceToken}',
     droppedInTransit:
       "{writer}'s write reached the resource without a fencing token and was accepted, although the worker sent token {sent}: the token was dropped in transit",
@@ -33,7 +33,8 @@ export const missingToken: Rule = {
       evidence.push({ event, role: 'write accepted without a token' });
       // A worker's view of the same operation that carried a token: the token was dropped in transit.
       const carried = event.operationId === undefined ? undefined : OperationIndex.views(operations.get(event.resource, event.operationId)).find(hasToken);
-      const declared = service(event);
+      // The write's own input's service, else that of the input where the writer's lease was granted.
+      const declared = service(event) ?? (lease === undefined ? undefined : service(lease.grant));
       report({
         ...(carried !== undefined
           ? droppedMessage(event, carried)

@@ -14,7 +14,7 @@ export const staleRelease: Rule = {
   },
   messages: {
     oldHandleReleased: 'a release from {handle} succeeded while {holder} held the lock',
-    /** The input declares its lock service (a mapping's `service`) and it has a way to release only one's own hold. */
+    /** The input, or the one the old handle was granted in, declares its lock service (a profile's or mapping's `service`), and it has a way to release only one's own hold. */
     oldHandleReleasedService: 'a release from {handle} succeeded while {holder} held the lock: {serviceRelease}',
   },
   on: {
@@ -35,7 +35,8 @@ export const staleRelease: Rule = {
       }
       evidence.push({ event: holder.grant, role: 'current holder granted' });
       evidence.push({ event, role: 'old handle released the lock' });
-      const declared = service(event);
+      // The release's own input's service, else that of the input where the old handle was granted.
+      const declared = service(event) ?? (old === undefined ? undefined : service(old.grant));
       const data = { handle: handle(event), holder: handle(holder.grant) };
       report({
         ...(declared?.release !== undefined
