@@ -382,6 +382,8 @@ async function* sourceEvents(input: InputSource, profile: Profile, stats: InputS
 async function* recordEvents(records: readonly Record<string, unknown>[], chosen: Profile, stats: InputStats, summary: FileSummary): AsyncGenerator<LockEvent[]> {
   const profile = chosen.detect !== undefined && records.length > 0 ? chosen.detect(JSON.stringify(records[0])) : chosen;
   if (profile.service !== undefined) summary.service = profile.service;
+  // Records are no text log: only a profile that expects every input to be mostly no events marks them.
+  if (profile.sparse === 'all') summary.sparse = true;
   const out: LockEvent[] = [];
   for (let i = 0; i < records.length; i++) {
     summary.lines++;

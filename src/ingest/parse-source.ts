@@ -23,11 +23,16 @@ export async function* parseSource(
   byReference = false,
 ): AsyncGenerator<{ events: LockEvent[]; lines: number }> {
   let chosen = profile.detect === undefined ? profile : undefined;
+  // Whether the input is of the kind its profile expects to be mostly no events (Profile.sparse) is
+  // told from its first content line, like the profile of `auto`.
+  let kindKnown = false;
   const unwrapper = new Unwrapper(maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+  const firstOf = (batch: LineBatch | ByteLineBatch) => (isByteBatch(batch) ? firstContentLine({ firstLine: batch.firstLine, lines: sampleOf(batch) }) : firstContentLine(batch));
   const events = (batch: LineBatch | ByteLineBatch): LockEvent[] => {
     if (unwrapper.kind != null) summary.wrapper = unwrapper.kind;
+    let first: string | undefined;
     if (chosen === undefined) {
-      const first = isByteBatch(batch) ? firstContentLine({ firstLine: batch.firstLine, lines: sampleOf(batch) }) : firstContentLine(batch);
+      first = firstOf(batch);
       chosen = first === undefined ? undefined : profile.detect!(first);
       if (chosen === undefined) {
         // Only blank or over-long lines so far: count them; any profile does.
@@ -36,9 +41,14 @@ export async function* parseSource(
       }
       summary.profile = chosen.name;
     }
-    // A fact about the input (rules read it by the events' file): set after the wrapper and the
-    // profile, in the order a parsing worker's summary is copied (threaded.ts).
+    // Facts about the input (rules read the service by the events' file): set after the wrapper
+    // and the profile, in the order a parsing worker's summary is copied (threaded.ts).
     if (chosen.service !== undefined) summary.service = chosen.service;
+    if (!kindKnown) {
+      if (chosen.sparse === 'text') first ??= firstOf(batch);
+      kindKnown = chosen.sparse !== 'text' || first !== undefined;
+      if (chosen.sparse === 'all' || (chosen.sparse === 'text' && first !== undefined && !first.trimStart().startsWith('{'))) summary.sparse = true;
+    }
     return toEvents(batch, chosen, name, name, stats, summary, byReference);
   };
   try {

@@ -71,6 +71,7 @@ export async function* workerEvents(
       if (s.wrapper !== undefined) summary.wrapper = s.wrapper;
       if (s.profile !== undefined) summary.profile = s.profile;
       if (s.service !== undefined) summary.service = s.service;
+      if (s.sparse !== undefined) summary.sparse = s.sparse;
       if (m.kind === 'end') {
         if (s.error !== undefined) summary.error = s.error;
         return;

@@ -167,6 +167,11 @@ export interface FileSummary extends LineCounts {
   profile?: string;
   /** The lock service the profile or mapping that read this input declares (its `service`). */
   service?: ServiceId;
+  /**
+   * The profile that read this input expects most of its lines to be no events (Profile.sparse:
+   * a server's own text log): its ignored lines do not count toward `mostly-unread`.
+   */
+  sparse?: true;
   /** The container log wrapper detected and unwrapped in this input: `docker`, `cri` or `kubectl`. */
   wrapper?: 'docker' | 'cri' | 'kubectl';
   /** This path names the same file (device and inode) as an earlier input, named here: it was not read again, and its counts are 0. */

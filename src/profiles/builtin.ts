@@ -149,6 +149,9 @@ export const ZOOKEEPER: MappingSpec = {
   description: 'ZooKeeper server logs (session expiry), ZooKeeper-client and Curator lines of Java applications (log4j/logback text or JSON), and JSON worker lines with the app-json fields; session ids normalised',
   // missing-token then says where ZooKeeper's token is (the lock node's czxid).
   service: 'zookeeper',
+  // A server's or a Java application's text log is mostly other lines (a ZooKeeper server's start-up
+  // alone is ~100); the JSON worker logs it reads are not.
+  sparse: 'text',
   parse: 'log4j',
   fields: {
     ...APP_FIELDS,

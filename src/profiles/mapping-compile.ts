@@ -22,6 +22,8 @@ export interface MappingSpec {
   description?: string;
   /** The lock service the logs come from (see model/services.ts). */
   service?: ServiceId;
+  /** Which of its inputs are expected to be mostly lines that are no events (see Profile.sparse). */
+  sparse?: 'text' | 'all';
   parse?: 'json' | 'logfmt' | 'klog' | 'log4j';
   expand?: 'otlp';
   timestamp?: TimeFormat;
@@ -118,6 +120,7 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
   return {
     name,
     service: m.service,
+    sparse: m.sparse,
     recipe: { kind: 'mapping', spec: m, name, options },
     leaseScoped: rules.some((r) => r.scope === 'lease'),
     parseLine: parse,

@@ -33,6 +33,14 @@ export interface Profile {
    */
   readonly service?: ServiceId;
   /**
+   * The kind of input this profile reads in which most lines are expected to be no events — a
+   * server's or an application's own log, where the lines it reads are few among the others:
+   * `text`, an input whose first line is not a JSON object (a text log, for a parser of text
+   * lines); `all`, every input. Such an input is marked `sparse` (FileSummary.sparse), and its
+   * ignored lines are not taken as a sign of a wrong profile (verdict reason `mostly-unread`).
+   */
+  readonly sparse?: 'text' | 'all';
+  /**
    * How a line becomes a record; default JSON.parse. Returns a string: the reason it is invalid.
    * `wrapperTime` is the container wrapper's time of the line, if any (klog text takes its year).
    */
