@@ -181,7 +181,8 @@ export async function startPostgres(children, dir, port) {
  * marker: every process of the run names it in its command line — the servers their directories,
  * the workers a `--run` argument — and the tests look for leftovers by it; readable by the
  * postgres user), a log to stderr, and `cleanup()` — every child killed, the directory removed
- * unless `keep` — which also runs on Ctrl-C or SIGTERM (then exit 130).
+ * unless `keep` — which also runs on Ctrl-C or SIGTERM, or once the process that started the run
+ * is gone (then exit 130).
  */
 export function startRun(prefix, { mode, keep }) {
   const children = new Children();
@@ -198,6 +199,15 @@ export function startRun(prefix, { mode, keep }) {
       process.exit(130);
     });
   }
+  // Whoever started the run is gone (a test runner killed outright, whose own clean-up never ran;
+  // a closed terminal): the run ends too, rather than run on, orphaned, with its servers.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid === parent) return;
+    log(`its parent ${parent} is gone: stopping`);
+    cleanup();
+    process.exit(130);
+  }, 500).unref();
   // The tests read the marker from this line (test/helpers/reproduction.ts).
   log(`work dir ${work}`);
   return { children, work, marker: basename(work), log, cleanup };
