@@ -20,6 +20,12 @@ import type { Rule } from './rules/types.js';
 import { VERSION } from './version.js';
 import { checkAnalyzeOptions } from './model/options.js';
 import { verdictOf, verdictReasons } from './verdict.js';
+import { ITEM_COPY, ITEM_EVENT, ITEM_EXTRA, PartitionFilter, Placeholder, Witness, type PartitionSpec } from './ingest/partition.js';
+import { MAX_PARTITIONS } from './partition/hash.js';
+import { OptionError } from './model/options.js';
+import { DEFAULT_MAX_FINDINGS, DEFAULT_MAX_RESOURCES, DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS } from './engine.js';
+import { DEFAULT_MAX_PROBLEMS } from './ingest/records.js';
+import { DEFAULT_MAX_LINE_BYTES } from './ingest/lines.js';
 
 export interface AnalyzeOptions {
   /** Paths to read; `-` is stdin. Gzip is detected by its magic bytes. */
@@ -80,6 +86,13 @@ export interface AnalyzeOptions {
   dedupe?: boolean;
   /** Called when an input is skipped because it names a file already given (same device and inode). */
   onNote?: (note: string) => void;
+  /**
+   * Analyse only partition `index` of `count` (README "Scaling out"): the resources whose key
+   * hashes to it. The report has `partition` (what `stalewrite merge`, mergeReports(), needs) and
+   * counts the other partitions' lines in `otherPartitions`. Files are then parsed on this thread
+   * (`workers` is not used).
+   */
+  partition?: PartitionSpec;
 }
 
 /** More file inputs than this are read by reopening each plain file per chunk (see ingest/open.ts). */
@@ -96,13 +109,16 @@ export interface ProgressInfo {
 
 export async function analyze(options: AnalyzeOptions): Promise<Report> {
   checkAnalyzeOptions(options as unknown as Record<string, unknown>);
+  checkPartition(options.partition);
   const rules = selectRules(options.rules);
   const profile = options.profile ?? canonical;
+  const part = options.partition === undefined ? undefined : new PartitionFilter(options.partition);
   const policy: InputPolicy = {
     strict: options.strict,
     maxInvalid: options.maxInvalid,
     maxProblems: options.maxProblems,
     onProblem: options.onProblem,
+    partitioned: part !== undefined,
   };
   const stats = new InputStats(policy);
   const progress = options.onProgress === undefined ? undefined : { info: { file: '', bytes: 0, lines: 0 }, report: options.onProgress };
@@ -119,6 +135,8 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   const sameAs = new Map<number, string>();
   // Input that can go quiet (stdin, a pipe, a stream): live findings are then flushed by the clock.
   let live = (options.streams?.length ?? 0) > 0;
+  /** Each path's size as given (for a partition's report: the merge checks the inputs are the same). */
+  const givenSizes = new Map<string, number>();
   for (const path of options.files ?? []) {
     if (path === '-') {
       files.push(path);
@@ -128,7 +146,8 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
       continue;
     }
     const st = await checkFile(path);
-    if (!st.isFile()) live = true;
+    if (st.isFile()) givenSizes.set(path, st.size);
+    else live = true;
     const id = `${st.dev}:${st.ino}`;
     const first = seenFiles.get(id);
     if (first !== undefined) {
@@ -140,8 +159,9 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     sizes.push(st.size);
     fileStats.push(st);
   }
-  const threaded = filesForWorkers(sizes, profile, options.workers ?? 'auto');
+  const threaded = filesForWorkers(sizes, profile, part !== undefined ? 'off' : (options.workers ?? 'auto'));
   const lineStore = new LineStore();
+  if (part !== undefined) part.lines = lineStore.read;
   const reopen = files.length > MANY_FILES;
   // Entries in the order the paths were given (a skipped path's entry where it was named).
   let next = 0;
@@ -163,18 +183,18 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     else {
       const st = fileStats[i];
       const byReference = st !== undefined && lineStore.register(path, st);
-      sources.push(sourceEvents(input, profile, stats, summary, options.maxLineBytes, progress, byReference));
+      sources.push(sourceEvents(input, profile, stats, summary, options.maxLineBytes, progress, byReference, part));
     }
   });
   for (const s of options.streams ?? []) {
     const summary = stats.addFile(s.name);
     summaries.push(summary);
-    sources.push(sourceEvents(streamSource(s.name, s.stream), profile, stats, summary, options.maxLineBytes, progress));
+    sources.push(sourceEvents(streamSource(s.name, s.stream), profile, stats, summary, options.maxLineBytes, progress, false, part));
   }
   if (options.events !== undefined) {
     const summary = stats.addFile('events');
     summaries.push(summary);
-    sources.push(recordEvents(options.events, profile, stats, summary));
+    sources.push(recordEvents(options.events, profile, stats, summary, part));
   }
   if (sources.length === 0) throw new InputError('nothing to analyze: give files, streams or events');
 
@@ -189,6 +209,7 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     maxResources: options.maxResources,
     onFinding: options.onFinding,
     lines: lineStore.read,
+    partition: part !== undefined,
   });
   const clockSkewMs = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
   const recent = options.dedupe === false ? undefined : new RecentEvents(options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS), undefined, undefined, lineStore.read);
@@ -206,13 +227,36 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   // The files opened for reading lines back are closed however the analysis ends.
   try {
     try {
-      await feed(engine, mergeByTime(sources), recent, summaries, () => (lastInput = Date.now()));
+      const onInput = () => (lastInput = Date.now());
+      if (part === undefined) await feed(engine, mergeByTime(sources), recent, summaries, onInput);
+      else {
+        const witness = new Witness(sources.length, clockSkewMs, rules.some((r) => r.onForeign !== undefined), (reason) => engine.noteInexact(reason));
+        await feedPartition(engine, mergeByTime(sources), recent, summaries, onInput, witness, sources.length);
+      }
     } finally {
       if (quiet !== undefined) clearInterval(quiet);
     }
     engine.finish();
     const report = buildReport(engine, stats);
-    if (capture !== undefined) addTimelines(report, capture, options.timelines!, lineStore.read);
+    const uncaptured: string[] = [];
+    if (capture !== undefined) addTimelines(report, capture, options.timelines!, lineStore.read, uncaptured);
+    if (part !== undefined) {
+      report.partition = {
+        index: part.index,
+        count: part.count,
+        hash: 'fnv1a64-utf8',
+        options: fingerprint(options, rules, profile, clockSkewMs),
+        inputs: [
+          ...(options.files ?? []).map((name) => ({ name, size: name === '-' ? null : (givenSizes.get(name) ?? null) })),
+          ...(options.streams ?? []).map((st) => ({ name: st.name, size: null })),
+          ...(options.events !== undefined ? [{ name: 'events', size: options.events.length }] : []),
+        ],
+        order: report.findings.map((f) => [...(engine.orderOf(f) ?? [])]),
+        held: { resources: engine.resourceCount, operations: engine.operations.made, captured: capture?.size ?? 0, copies: recent?.peak ?? 0, copyChars: recent?.peakChars ?? 0 },
+        inexact: [...engine.inexact].map(([reason, count]) => ({ reason, count })),
+      };
+      if (capture !== undefined) report.partition.uncaptured = uncaptured;
+    }
     return report;
   } finally {
     lineStore.close();
@@ -243,8 +287,79 @@ async function feed(engine: Engine, merged: ReturnType<typeof mergeByTime>, rece
   }
 }
 
+/**
+ * A partition run's feed: every item of the merge keeps its place (this partition's events, and
+ * placeholders for the lines the other partitions own, see ingest/partition.ts). Each event is
+ * pushed with its place in the merged input, so that the merge of the partitions' reports can
+ * order their findings as a single run would.
+ */
+async function feedPartition(engine: Engine, merged: ReturnType<typeof mergeByTime>, recent: RecentEvents | undefined, summaries: FileSummary[], onInput: () => void, witness: Witness, inputs: number): Promise<void> {
+  const highest = new Float64Array(inputs).fill(-Infinity);
+  const seq = new Float64Array(inputs);
+  let newest = -Infinity;
+  for await (const { events, from } of merged) {
+    onInput();
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]!;
+      const src = typeof from === 'number' ? from : from[i]!;
+      const t = ev.ts;
+      if (t > highest[src]!) highest[src] = t;
+      const at = ++seq[src]!;
+      if (t > newest) newest = t;
+      if (ev instanceof Placeholder) {
+        witness.item(ev, src, ev.extra ? ITEM_EXTRA : ITEM_EVENT);
+        engine.pushForeign(ev);
+        continue;
+      }
+      if (recent !== undefined && recent.seen(ev)) {
+        const summary = summaries[src]!;
+        summary.events--;
+        summary.duplicates++;
+        // A single run's window ends at the newest time of every partition's lines.
+        if (t < newest - recent.window) engine.noteInexact('a copy was recognised that arrived further behind the newest line than the duplicate window: a single run may not have recognised it');
+        witness.item(ev, src, ITEM_COPY);
+        engine.pushForeign(ev);
+        continue;
+      }
+      witness.item(ev, src, ITEM_EVENT);
+      engine.atTs = highest[src]!;
+      engine.atFrom = src;
+      engine.atSeq = at;
+      engine.push(ev);
+    }
+  }
+}
+
+/** The options that change a partition's results, resolved to their values: every partition of one run must have the same. */
+function fingerprint(options: AnalyzeOptions, rules: readonly Rule[], profile: Profile, clockSkewMs: number): Record<string, unknown> {
+  return {
+    profile: profile.recipe ?? profile.name,
+    rules: rules.map((r) => r.meta.id),
+    strict: options.strict ?? false,
+    maxInvalid: options.maxInvalid ?? null,
+    maxProblems: options.maxProblems ?? DEFAULT_MAX_PROBLEMS,
+    maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
+    clockSkewMs,
+    maxFindings: options.maxFindings ?? DEFAULT_MAX_FINDINGS,
+    maxResources: options.maxResources ?? DEFAULT_MAX_RESOURCES,
+    busyWindowMs: options.busyWindowMs ?? DEFAULT_BUSY_WINDOW_MS,
+    busyThreshold: options.busyThreshold ?? DEFAULT_BUSY_THRESHOLD,
+    dedupe: options.dedupe !== false,
+    duplicateWindowMs: options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS),
+    timelines: options.timelines === undefined ? null : { all: options.timelines.all ?? false, resources: options.timelines.resources ?? null, maxResources: options.timelines.maxResources ?? 50, perResource: options.timelines.perResource ?? 1000 },
+  };
+}
+
+function checkPartition(p: PartitionSpec | undefined): void {
+  if (p === undefined) return;
+  if (p === null || typeof p !== 'object') throw new OptionError('partition', 'partition must be { index, count }');
+  const { index, count } = p;
+  if (!Number.isInteger(count) || count < 1 || count > MAX_PARTITIONS) throw new OptionError('partition', `partition.count must be a whole number from 1 to ${MAX_PARTITIONS} (got ${String(count)})`);
+  if (!Number.isInteger(index) || index < 0 || index >= count) throw new OptionError('partition', `partition.index must be a whole number from 0 to ${count - 1} (got ${String(index)})`);
+}
+
 /** Attach captured histories, marking the events that findings point at. */
-function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<AnalyzeOptions['timelines']>, lines: LineReader): void {
+function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<AnalyzeOptions['timelines']>, lines: LineReader, uncapturedNames?: string[]): void {
   const pointers = new Map<string, { findings: string[]; decisive: string[] }>();
   for (const f of report.findings) {
     for (const e of f.evidence) {
@@ -267,6 +382,7 @@ function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<A
     const h = capture.history(r.resource);
     if (h === undefined) {
       uncaptured++; // past the capture's total cap before it had a finding: not drawn, but counted
+      uncapturedNames?.push(r.resource);
       continue;
     }
     let highest: bigint | undefined;
@@ -357,9 +473,9 @@ async function* workerSource(job: Parameters<typeof workerEvents>[0], stats: Inp
   yield* workerEvents(job, stats, summary, onBatch);
 }
 
-async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, summary: FileSummary, maxLineBytes: number | undefined, progress?: ProgressState, byReference = false): AsyncGenerator<LockEvent[]> {
+async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, summary: FileSummary, maxLineBytes: number | undefined, progress?: ProgressState, byReference = false, part?: PartitionFilter): AsyncGenerator<LockEvent[]> {
   const chunks = progress === undefined ? input.open() : counted(input.open(), input.name, progress);
-  for await (const { events, lines } of parseSource(chunks, input.name, profile, stats, summary, maxLineBytes, byReference)) {
+  for await (const { events, lines } of parseSource(chunks, input.name, profile, stats, summary, maxLineBytes, byReference, part)) {
     if (progress !== undefined) {
       progress.info.lines += lines;
       progress.report(progress.info);
@@ -368,13 +484,13 @@ async function* sourceEvents(input: InputSource, profile: Profile, stats: InputS
   }
 }
 
-async function* recordEvents(records: readonly Record<string, unknown>[], chosen: Profile, stats: InputStats, summary: FileSummary): AsyncGenerator<LockEvent[]> {
+async function* recordEvents(records: readonly Record<string, unknown>[], chosen: Profile, stats: InputStats, summary: FileSummary, part?: PartitionFilter): AsyncGenerator<LockEvent[]> {
   const profile = chosen.detect !== undefined && records.length > 0 ? chosen.detect(JSON.stringify(records[0])) : chosen;
   const out: LockEvent[] = [];
   for (let i = 0; i < records.length; i++) {
     summary.lines++;
     const r = records[i]!;
-    count(profile.toEvent(r, { file: 'events', line: i + 1, source: 'events' }), stats, summary, i + 1, out);
+    count(profile.toEvent(r, { file: 'events', line: i + 1, source: 'events' }), stats, summary, i + 1, out, part, false, profile);
   }
   yield out;
 }

@@ -21,6 +21,7 @@ import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from '.
 import { DEFAULT_MAX_OPERATIONS, OperationIndex } from './timeline/operations.js';
 import type { EventCapture } from './timeline/capture.js';
 import { ResourceTimeline } from './timeline/timeline.js';
+import { findingId } from './partition/hash.js';
 
 export interface EngineOptions {
   rules: readonly Rule[];
@@ -42,6 +43,11 @@ export interface EngineOptions {
   lines?: LineReader;
   /** Called as soon as a finding is final (live output); see the comment at the top. */
   onFinding?: (finding: Finding) => void;
+  /**
+   * A partition run (`--partition`): the engine records where each finding was made (orderOf), for
+   * the merge, and watches for the cases where a partition could differ from a single run (inexact).
+   */
+  partition?: boolean;
 }
 
 export const DEFAULT_CLOCK_SKEW_MS = 250;
@@ -70,8 +76,32 @@ export class Engine {
   writeEvents = 0;
   /** Worker views that came after the finding about their write had been emitted (they join no finding). */
   lateViews = 0;
+  /**
+   * Partition runs: the place in the merged input of the event about to be pushed (set by the
+   * caller before push): the highest timestamp of its input so far, the input's index, and the
+   * event's place in its input. Findings are ordered by where they were made (orderOf).
+   */
+  atTs = 0;
+  atFrom = 0;
+  atSeq = 0;
+  /** Partition runs: why this partition's report may differ from a single run's (see README "Scaling out"). */
+  readonly inexact = new Map<string, number>();
+  /** Partition runs: the newest timestamp of every line placed in the merge, this partition's or not. */
+  private globalTime = -Infinity;
+  private readonly orderKeys: Map<Finding, number[]> | undefined;
+  /** Partition runs: each timeline's first event's place (atTs, atFrom, atSeq), by creation order. */
+  private firstKeys: Float64Array | undefined;
+  private created = 0;
+  /** Findings made while pushing the current event, or ending the current rule on the current timeline. */
+  private madeHere = 0;
+  /** In finish(): the end rule's place in `ends`, and the timeline's creation index. */
+  private ending = -1;
+  private endingTimeline = 0;
+  /** Partition runs: per waiting or emitted finding, its deadline, negative when a single run's could have been later. */
+  private readonly deadlineOf: WeakMap<Finding, number> | undefined;
   private readonly timelines = new Map<string, ResourceTimeline>();
   private readonly handlers: Map<string, { rule: Rule; index: number; handle: NonNullable<Rule['on'][keyof Rule['on']]> }[]>;
+  private readonly foreignRules: { rule: Rule; index: number; handle: NonNullable<Rule['onForeign']> }[] = [];
   private readonly maxFindings: number;
   private readonly onFinding?: (finding: Finding) => void;
   private readonly lines?: LineReader;
@@ -121,6 +151,12 @@ export class Engine {
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.onFinding = options.onFinding;
     this.lines = options.lines;
+    if (options.partition === true) {
+      this.orderKeys = new Map();
+      this.firstKeys = new Float64Array(3 * 1024);
+      this.deadlineOf = new WeakMap();
+      this.foreignRules = options.rules.flatMap((rule, index) => (rule.onForeign !== undefined ? [{ rule, index, handle: rule.onForeign }] : []));
+    }
     this.handlers = new Map();
     options.rules.forEach((rule, index) => {
       for (const [type, handle] of Object.entries(rule.on)) {
@@ -175,6 +211,8 @@ export class Engine {
   }
 
   push(event: LockEvent): void {
+    this.madeHere = 0;
+    if (event.ts > this.globalTime) this.globalTime = event.ts;
     if (event.ts > this.streamTime) {
       this.streamTime = event.ts;
       if (this.pendingHead < this.pending.length && this.deadlines[this.pendingHead]! < event.ts) this.emitDue(event.ts);
@@ -190,6 +228,7 @@ export class Engine {
       }
       timeline = new ResourceTimeline(detach(event.resource));
       this.timelines.set(timeline.resource, timeline);
+      if (this.firstKeys !== undefined) this.noteFirst();
     }
     this.lastTimeline = timeline;
     const list = this.handlers.get(event.type);
@@ -208,6 +247,44 @@ export class Engine {
     timeline.apply(event);
   }
 
+  /** Partition runs: a line of another partition (or one of this partition's that is no event), in its place in the merge. */
+  pushForeign(event: LockEvent): void {
+    if (event.ts > this.globalTime) this.globalTime = event.ts;
+    const list = this.foreignRules;
+    if (list.length === 0) return;
+    this.currentTimeline = undefined;
+    for (let i = 0; i < list.length; i++) {
+      const h = list[i]!;
+      this.currentRule = h.rule;
+      this.currentIndex = h.index;
+      h.handle(event, this.context);
+    }
+    this.currentRule = undefined;
+  }
+
+  /** Count one reason why a partition's report may differ from a single run's. */
+  noteInexact(reason: string): void {
+    this.inexact.set(reason, (this.inexact.get(reason) ?? 0) + 1);
+  }
+
+  /** Partition runs: where a listed finding was made, to order the partitions' findings as one run would (see merge). */
+  orderOf(f: Finding): readonly number[] | undefined {
+    return this.orderKeys?.get(f);
+  }
+
+  private noteFirst(): void {
+    let keys = this.firstKeys!;
+    const at = 3 * this.created++;
+    if (at + 3 > keys.length) {
+      const bigger = new Float64Array(keys.length * 2);
+      bigger.set(keys);
+      keys = this.firstKeys = bigger;
+    }
+    keys[at] = this.atTs;
+    keys[at + 1] = this.atFrom;
+    keys[at + 2] = this.atSeq;
+  }
+
   /** Index writes by operationId: the first accepted decision, and worker views of the same write. */
   private track(timeline: ResourceTimeline, write: LockEvent): void {
     const entry = this.operations.touch(timeline.resource, write.operationId!);
@@ -221,8 +298,13 @@ export class Engine {
     for (const f of OperationIndex.findings(entry)) {
       if (!this.waiting.has(f)) {
         this.lateViews++;
+        // A single run's deadline could have been later: it might still have waited for this view.
+        if ((this.deadlineOf?.get(f) ?? 0) < 0) this.noteInexact('a worker view came after its finding was emitted, where a single run may still have waited for it (input out of timestamp order)');
         continue;
       }
+      // Lines of other partitions past the deadline: a single run may have emitted it already.
+      const d = this.deadlineOf?.get(f);
+      if (d !== undefined && this.globalTime > Math.abs(d)) this.noteInexact('a worker view joined a finding that a single run may have emitted before it (input out of timestamp order)');
       addEvidence(f, { event: write, role: viewRole(write) }, this.lines);
       const rule = this.ruleById.get(f.rule);
       const next = rule?.onView?.(f, write);
@@ -266,14 +348,18 @@ export class Engine {
 
   /** End of input: rules that wait (e.g. out a clock-skew window) report now. */
   finish(): void {
-    for (const { rule, index } of this.ends) {
+    this.ends.forEach(({ rule, index }, k) => {
       this.currentRule = rule;
       this.currentIndex = index;
+      this.ending = k;
+      this.endingTimeline = 0;
       for (const t of this.timelines.values()) {
         this.currentTimeline = t;
+        this.madeHere = 0;
         rule.end!(this.context);
+        this.endingTimeline++;
       }
-    }
+    });
     this.currentRule = undefined;
     this.flush();
   }
@@ -320,12 +406,23 @@ export class Engine {
     this.bySeverity[severity]++;
     if (certainty === 'possible') this.possibleBySeverity[severity]++;
     this.byRule[rule.meta.id] = (this.byRule[rule.meta.id] ?? 0) + 1;
+    // The id comes from the finding's content and its place among its resource's findings
+    // (findingId), never from the order of findings of other resources: a single run, a merge of
+    // partitions and --jobs give the same ids.
+    const id = findingId(rule.meta.id, timeline.resource, timeline.findings);
+    const made = this.madeHere++;
+    // The reason names one possible error: the first, or the first about an accepted stale write
+    // (also when it is past --max-findings, so that a partition, which lists others, says the same).
+    if (severity === 'error' && certainty === 'possible' && (timeline.firstUncertain === undefined || (!isStaleRule(timeline.firstUncertain.rule) && isStaleRule(rule.meta.id)))) {
+      timeline.rareFacts().firstUncertain = { finding: id, rule: rule.meta.id, decide: uncertainty?.decide === undefined ? undefined : detach(uncertainty.decide) };
+    }
     if (this.seq >= this.maxFindings) {
       this.findingsOmitted++;
       return;
     }
+    this.seq++;
     const finding: Finding = {
-      id: `F${++this.seq}`,
+      id,
       rule: rule.meta.id,
       severity,
       certainty,
@@ -339,9 +436,15 @@ export class Engine {
     };
     if (input.details !== undefined) finding.details = input.details;
     if (uncertainty !== undefined) finding.uncertainty = uncertainty;
-    // The reason names one possible error: the first, or the first about an accepted stale write.
-    if (severity === 'error' && certainty === 'possible' && (timeline.firstUncertain === undefined || (!isStaleRule(timeline.firstUncertain.rule) && isStaleRule(finding.rule)))) {
-      timeline.rareFacts().firstUncertain = { finding: finding.id, rule: finding.rule, decide: uncertainty?.decide === undefined ? undefined : detach(uncertainty.decide) };
+    if (this.orderKeys !== undefined) {
+      // Where it was made: at an event (its place in the merged input), or at the end of input (the
+      // end rule's place, the resource's first event's place).
+      if (this.ending === -1) this.orderKeys.set(finding, [0, this.atTs, this.atFrom, this.atSeq, made]);
+      else {
+        const k = this.firstKeys!;
+        const j = 3 * this.endingTimeline;
+        this.orderKeys.set(finding, [1, this.ending, k[j]!, k[j + 1]!, k[j + 2]!, made]);
+      }
     }
     const subject = input.subject ?? input.evidence[input.evidence.length - 1]?.event;
     const at = input.evidence.findIndex((r) => r.event === subject && r.inferredEnd === undefined);
@@ -354,6 +457,8 @@ export class Engine {
       for (const view of OperationIndex.views(entry)) addEvidence(finding, { event: view, role: viewRole(view) }, this.lines);
       deadline = Math.max(this.streamTime, subject.ts) + this.options.clockSkewMs;
       this.waiting.add(finding);
+      // A single run's stream time may be ahead of this partition's (input out of timestamp order).
+      if (this.deadlineOf !== undefined) this.deadlineOf.set(finding, this.globalTime > Math.max(this.streamTime, subject.ts) && this.ending === -1 ? -deadline : deadline);
     }
     this.pending.push(finding);
     this.deadlines.push(deadline);

@@ -25,6 +25,7 @@ import { appendSummaryChunks, InputSet, interruptedNote, onStdoutError, openPlan
 
 import { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, exitCodeFor } from '../model/policy.js';
 import { noEventsParts } from '../verdict.js';
+import { MAX_PARTITIONS } from '../partition/hash.js';
 export { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE };
 
 const FORMATS = ['table', 'json', 'markdown', 'html', 'junit', 'github', 'ndjson'] as const;
@@ -121,6 +122,8 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .option('max-resources', { type: 'number', default: DEFAULT_MAX_RESOURCES, describe: 'Resources tracked at most; past it, events of new resources are not analysed and the run exits 2' })
           .option('workers', { choices: ['auto', 'on', 'off'] as const, default: 'auto' as const, describe: 'Parse input files on worker threads beside the analysis: on, off, or auto (files of 8 MiB or more, on machines with 3 or more cores). Same results either way' })
           .option('progress', { type: 'boolean', describe: 'Show progress on stderr [default: when stderr is a terminal and CI is not set]' })
+          .option('partition', { type: 'string', describe: 'Analyse only partition I of N (I from 0): the resources whose key hashes to it. Writes the JSON report that `stalewrite merge` combines, and exits 0 once it is written (2 if the run failed). See README "Scaling out"' })
+          .option('with-timelines', { type: 'boolean', default: false, describe: 'With --partition: include the event histories that `merge -f html` draws (--all-resources, --max-drawn)' })
           .example('$0 analyze fixtures/article-unsafe.ndjson', 'Find the late write in the article\'s incident')
           .example('kubectl logs deploy/worker | $0 analyze -', 'Read stdin')
           .example('$0 analyze authority.ndjson workers.ndjson.gz db.ndjson', 'Merge several sources by timestamp')
@@ -130,7 +133,8 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .example('$0 analyze -f html -o incident.html logs/*', 'A self-contained page with swimlanes per resource')
           .example('$0 analyze -f junit -o stalewrite.xml chaos.ndjson', 'JUnit XML for CI test reports')
           .example('$0 analyze -f github chaos.ndjson', 'GitHub Actions annotations (+ $GITHUB_STEP_SUMMARY)')
-          .example('tail -F app.log | $0 analyze -f ndjson -', 'Alert on each finding as it happens'),
+          .example('tail -F app.log | $0 analyze -f ndjson -', 'Alert on each finding as it happens')
+          .example('parallel $0 analyze --partition {}/4 -o part-{}.json logs/* ::: 0 1 2 3 && $0 merge part-*.json', 'Four partitions (on other hosts with --sshlogin), then one report'),
       async (args) => {
         // `stalewrite anlyze`: the default command got a mistyped command name as its file.
         if (args._.length === 0) checkMistypedCommand(args.files, COMMANDS, existsSync);
@@ -296,6 +300,8 @@ interface AnalyzeArgs extends ProfileArgs {
   'max-resources': number;
   workers: 'auto' | 'on' | 'off';
   progress?: boolean;
+  partition?: string;
+  'with-timelines': boolean;
 }
 
 async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
@@ -313,7 +319,12 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   // Typed at a prompt with no file: say what it waits for instead of waiting silently. It then
   // reads on (lines typed or pasted, ended by Ctrl-D); a pipe or a file changes nothing.
   noteTerminalStdin(files, 'analyze');
-  const format = args.format ?? (args.output === undefined && process.stdout.isTTY ? 'table' : 'json');
+  const partition = args.partition === undefined ? undefined : parsePartition(args.partition);
+  if (partition === undefined && args['with-timelines']) throw new UsageError('--with-timelines is for partition runs (--partition I/N): a single run draws its timelines with -f html');
+  if (partition !== undefined && args.format !== undefined && args.format !== 'json') {
+    throw new UsageError(`--partition writes the JSON report that \`stalewrite merge\` combines (got -f ${args.format}); give the format to merge: stalewrite merge -f ${args.format} part-*.json`);
+  }
+  const format = args.format ?? (partition === undefined && args.output === undefined && process.stdout.isTTY ? 'table' : 'json');
 
   const policy: FailPolicy = { failOn: args['fail-on'], includePossible: args['include-possible'], allowInconclusive: args['allow-inconclusive'], requireTested: args['require-tested'] };
   // An input is never written (`-o x x`, `-o link-to-x x`, `-o x < x`, `x >> x`): checked before
@@ -345,7 +356,8 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
       busyWindowMs,
       busyThreshold,
       rules: ruleList(args.rule),
-      timelines: format === 'html' ? { all: args['all-resources'], maxResources: args['max-drawn'] } : undefined,
+      timelines: format === 'html' || args['with-timelines'] ? { all: args['all-resources'], maxResources: args['max-drawn'] } : undefined,
+      partition,
       maxResources: args['max-resources'],
       workers: args.workers,
       onFinding: sink === undefined ? undefined : (f) => void sink.write(findingLine(f)).catch(stopOnWriteError),
@@ -392,6 +404,9 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
     }
   }
   if (report.input.files.some((f) => f.error !== undefined)) return EXIT_USAGE;
+  // A partition's findings and verdict are the merge's to judge: written is done (job engines
+  // then do not retry a partition for having findings).
+  if (partition !== undefined) return EXIT_OK;
   if (report.summary.untrackedEvents > 0) {
     process.stderr.write(`stalewrite: more than ${report.summary.resources} resources: ${report.summary.untrackedEvents} events of further resources were NOT analysed (raise --max-resources)\n`);
     return EXIT_USAGE;
@@ -414,6 +429,17 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
     process.stderr.write(`stalewrite: verdict ${report.summary.verdict}${why !== undefined ? `: ${escapeTerminal(why.message)}` : ''} (exit 3; ${args['require-tested'] && (report.summary.verdict === 'untested' || report.summary.verdict === 'unconfirmed') ? 'drop --require-tested' : '--allow-inconclusive'} exits 0)\n`);
   }
   return code;
+}
+
+/** `--partition I/N`: I from 0, below N (at most MAX_PARTITIONS). */
+function parsePartition(text: string): { index: number; count: number } {
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
+  const index = m === null ? NaN : Number(m[1]);
+  const count = m === null ? NaN : Number(m[2]);
+  if (!(count >= 1 && count <= MAX_PARTITIONS) || !(index >= 0 && index < count)) {
+    throw new UsageError(`--partition "${text}" is not I/N with 0 ≤ I < N ≤ ${MAX_PARTITIONS} (partitions count from 0: --partition 0/4 … --partition 3/4)`);
+  }
+  return { index, count };
 }
 
 /** Reading a terminal: say what it waits for instead of waiting silently (a pipe or a file changes nothing). */

@@ -86,6 +86,11 @@ export class EventCapture {
     this.held += h.add(keep(e));
   }
 
+  /** Events held (partition runs compare the sum over partitions with the total cap at merge). */
+  get size(): number {
+    return this.held;
+  }
+
   /** The kept events of a resource, in arrival order, and how many were left out. */
   history(resource: string): { events: LockEvent[]; omitted: number } | undefined {
     const h = this.histories.get(resource);
