@@ -22,6 +22,8 @@ import { checkAnalyzeOptions } from './model/options.js';
 import { verdictOf, verdictReasons } from './verdict.js';
 import { ITEM_COPY, ITEM_EVENT, ITEM_EXTRA, PartitionFilter, Placeholder, Witness, type PartitionSpec } from './ingest/partition.js';
 import { MAX_PARTITIONS } from './partition/hash.js';
+import { findingPointers, pointAt } from './partition/merge.js';
+import { autoJobs, runJobs } from './partition/jobs.js';
 import { OptionError } from './model/options.js';
 import { DEFAULT_MAX_FINDINGS, DEFAULT_MAX_RESOURCES, DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS } from './engine.js';
 import { DEFAULT_MAX_PROBLEMS } from './ingest/records.js';
@@ -93,6 +95,18 @@ export interface AnalyzeOptions {
    * (`workers` is not used).
    */
   partition?: PartitionSpec;
+  /**
+   * Analyse on this many worker threads, each one partition of the resources (README "Scaling
+   * out"), their reports merged in memory into the report one thread writes (should the merge not
+   * be exactly it, the input is analysed again on one thread). `auto` (default): every core, at most
+   * 8, for files of 64 MiB (JOBS_MIN_BYTES) or more in all, and one thread for less, for stdin and
+   * streams, for profiles without a recipe, with `strict` or `maxInvalid` (they stop at the first
+   * invalid line of the whole input), with `partition`, and for live output (`onFinding`). A number
+   * above 1 asks for that many jobs where they can run (files, a recipe, no strict, no maxInvalid);
+   * with `onFinding`, each finding is passed on as soon as its partition has it (possibly past
+   * `maxFindings`, and in another order than the report's).
+   */
+  jobs?: number | 'auto';
 }
 
 /** More file inputs than this are read by reopening each plain file per chunk (see ingest/open.ts). */
@@ -110,6 +124,13 @@ export interface ProgressInfo {
 export async function analyze(options: AnalyzeOptions): Promise<Report> {
   checkAnalyzeOptions(options as unknown as Record<string, unknown>);
   checkPartition(options.partition);
+  const jobs = await jobsFor(options);
+  if (jobs > 1) {
+    const merged = await inJobs(options, jobs);
+    if (merged.partitions === undefined || options.onFinding !== undefined) return merged;
+    // Not exactly one thread's report (input out of timestamp order, a global bound): analysed again on one.
+    return analyze({ ...options, jobs: 1, onProblem: undefined, onNote: undefined });
+  }
   const rules = selectRules(options.rules);
   const profile = options.profile ?? canonical;
   const part = options.partition === undefined ? undefined : new PartitionFilter(options.partition);
@@ -252,6 +273,7 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
           ...(options.events !== undefined ? [{ name: 'events', size: options.events.length }] : []),
         ],
         order: report.findings.map((f) => [...(engine.orderOf(f) ?? [])]),
+        firstByRule: Object.fromEntries(engine.firstByRule),
         held: { resources: engine.resourceCount, operations: engine.operations.made, captured: capture?.size ?? 0, copies: recent?.peak ?? 0, copyChars: recent?.peakChars ?? 0 },
         inexact: [...engine.inexact].map(([reason, count]) => ({ reason, count })),
       };
@@ -261,6 +283,44 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   } finally {
     lineStore.close();
   }
+}
+
+/** How many jobs a run takes (see AnalyzeOptions.jobs). */
+async function jobsFor(options: AnalyzeOptions): Promise<number> {
+  const asked = options.jobs ?? 'auto';
+  if (asked !== 'auto' && !(Number.isInteger(asked) && asked >= 1 && asked <= MAX_PARTITIONS)) throw new OptionError('jobs', `jobs must be "auto" or a whole number from 1 to ${MAX_PARTITIONS} (got ${String(asked)})`);
+  if (asked === 1 || options.partition !== undefined) return 1;
+  const files = options.files ?? [];
+  const why =
+    (options.streams?.length ?? 0) > 0 || options.events !== undefined || files.length === 0
+      ? 'jobs read files: streams and events are analysed on one thread'
+      : files.includes('-')
+        ? 'jobs read files: stdin ("-") is read by one thread'
+        : (options.profile ?? canonical).recipe === undefined
+          ? 'this profile cannot be rebuilt on a worker thread (it has no recipe)'
+          : options.strict === true || options.maxInvalid !== undefined
+            ? 'strict and maxInvalid stop at the first invalid line of the whole input, which one thread reads'
+            : undefined;
+  if (why !== undefined) {
+    if (asked === 'auto') return 1;
+    throw new OptionError('jobs', `jobs ${asked}: ${why}; leave jobs out, or give 1`);
+  }
+  if (asked !== 'auto') return asked;
+  if (options.onFinding !== undefined) return 1;
+  let bytes = 0;
+  for (const f of files) bytes += (await checkFile(f)).size;
+  return autoJobs(bytes);
+}
+
+/** The run on `jobs` worker threads, one partition each (partition/jobs.ts). */
+async function inJobs(options: AnalyzeOptions, jobs: number): Promise<Report> {
+  const { files, profile, onFinding, onProblem, onProgress, onNote, streams: _s, events: _e, partition: _p, jobs: _j, workers: _w, ...plain } = options;
+  for (const f of files!) await checkFile(f);
+  return runJobs(
+    { files: files!, recipe: (profile ?? canonical).recipe!, options: plain as Record<string, unknown>, findings: onFinding !== undefined, problems: onProblem !== undefined, progress: onProgress !== undefined, notes: onNote !== undefined },
+    jobs,
+    { onFinding, onProblem, onProgress, onNote },
+  );
 }
 
 /** Live input quiet this long (ms) emits the findings that wait for worker views (see Engine). */
@@ -360,17 +420,7 @@ function checkPartition(p: PartitionSpec | undefined): void {
 
 /** Attach captured histories, marking the events that findings point at. */
 function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<AnalyzeOptions['timelines']>, lines: LineReader, uncapturedNames?: string[]): void {
-  const pointers = new Map<string, { findings: string[]; decisive: string[] }>();
-  for (const f of report.findings) {
-    for (const e of f.evidence) {
-      if (e.inferred) continue;
-      const key = `${e.file}\u0000${e.line}`;
-      let p = pointers.get(key);
-      if (p === undefined) pointers.set(key, (p = { findings: [], decisive: [] }));
-      if (!p.findings.includes(f.id)) p.findings.push(f.id);
-      if (e.decisive && !p.decisive.includes(f.id)) p.decisive.push(f.id);
-    }
-  }
+  const pointers = findingPointers(report.findings);
   const wanted = report.resources
     .filter((r) => opts.all || opts.resources !== undefined || r.findings > 0)
     .filter((r) => opts.resources === undefined || opts.resources.includes(r.resource))
@@ -394,11 +444,7 @@ function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<A
         if (highest === undefined || e.fenceToken > highest) highest = e.fenceToken;
       }
       if (highest !== undefined) item.highestAccepted = highest.toString();
-      const p = pointers.get(`${e.file}\u0000${e.line}`);
-      if (p !== undefined) {
-        item.findings = p.findings;
-        if (p.decisive.length > 0) item.decisiveFor = p.decisive;
-      }
+      pointAt(item, pointers);
       return item;
     });
     report.timelines.push({ resource: r.resource, readiness: r.readiness, events, omitted: h.omitted });

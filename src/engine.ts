@@ -89,6 +89,8 @@ export class Engine {
   /** Partition runs: the newest timestamp of every line placed in the merge, this partition's or not. */
   private globalTime = -Infinity;
   private readonly orderKeys: Map<Finding, number[]> | undefined;
+  /** Partition runs: where each rule's first finding was made (listed or not): the order of `byRule`. */
+  readonly firstByRule = new Map<string, number[]>();
   /** Partition runs: each timeline's first event's place (atTs, atFrom, atSeq), by creation order. */
   private firstKeys: Float64Array | undefined;
   private created = 0;
@@ -411,6 +413,18 @@ export class Engine {
     // partitions and --jobs give the same ids.
     const id = findingId(rule.meta.id, timeline.resource, timeline.findings);
     const made = this.madeHere++;
+    // Where it was made: at an event (its place in the merged input), or at the end of input (the
+    // end rule's place, the resource's first event's place).
+    let key: number[] | undefined;
+    if (this.orderKeys !== undefined) {
+      if (this.ending === -1) key = [0, this.atTs, this.atFrom, this.atSeq, made];
+      else {
+        const k = this.firstKeys!;
+        const j = 3 * this.endingTimeline;
+        key = [1, this.ending, k[j]!, k[j + 1]!, k[j + 2]!, made];
+      }
+      if (this.byRule[rule.meta.id] === 1) this.firstByRule.set(rule.meta.id, key);
+    }
     // The reason names one possible error: the first, or the first about an accepted stale write
     // (also when it is past --max-findings, so that a partition, which lists others, says the same).
     if (severity === 'error' && certainty === 'possible' && (timeline.firstUncertain === undefined || (!isStaleRule(timeline.firstUncertain.rule) && isStaleRule(rule.meta.id)))) {
@@ -436,16 +450,7 @@ export class Engine {
     };
     if (input.details !== undefined) finding.details = input.details;
     if (uncertainty !== undefined) finding.uncertainty = uncertainty;
-    if (this.orderKeys !== undefined) {
-      // Where it was made: at an event (its place in the merged input), or at the end of input (the
-      // end rule's place, the resource's first event's place).
-      if (this.ending === -1) this.orderKeys.set(finding, [0, this.atTs, this.atFrom, this.atSeq, made]);
-      else {
-        const k = this.firstKeys!;
-        const j = 3 * this.endingTimeline;
-        this.orderKeys.set(finding, [1, this.ending, k[j]!, k[j + 1]!, k[j + 2]!, made]);
-      }
-    }
+    if (key !== undefined) this.orderKeys!.set(finding, key);
     const subject = input.subject ?? input.evidence[input.evidence.length - 1]?.event;
     const at = input.evidence.findIndex((r) => r.event === subject && r.inferredEnd === undefined);
     if (at !== -1) finding.evidence[at]!.decisive = true;

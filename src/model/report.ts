@@ -250,6 +250,8 @@ export interface PartitionInfo {
   inputs: { name: string; size: number | null }[];
   /** Where each listed finding was made, in the order of `findings` (the merge orders findings by it). */
   order: number[][];
+  /** Where each rule's first finding was made, listed or not (the order of `summary.byRule`). */
+  firstByRule: Record<string, number[]>;
   /** What this partition held of the run's global bounds (the merge compares their sums with the bounds). */
   held: { resources: number; operations: number; captured: number; copies: number; copyChars: number };
   /** Why this partition's part may differ from a single run's, with how often. */

@@ -55,6 +55,9 @@ class History {
   }
 }
 
+/** Events captured in all at most, by default. */
+export const DEFAULT_CAPTURE_TOTAL = 500_000;
+
 export class EventCapture {
   private readonly histories = new Map<string, History>();
   private readonly only?: Set<string>;
@@ -65,7 +68,7 @@ export class EventCapture {
   constructor(options: CaptureOptions = {}) {
     this.only = options.resources === undefined ? undefined : new Set(options.resources);
     this.perResource = Math.max(2, options.perResource ?? 1000);
-    this.total = options.total ?? 500_000;
+    this.total = options.total ?? DEFAULT_CAPTURE_TOTAL;
   }
 
   /** `hasFindings` lets resources with findings keep capturing past the total cap. */
