@@ -18,7 +18,7 @@ import { isStaleRule } from './verdict.js';
 import { isoOf } from './model/time.js';
 import { checkEngineOptions } from './model/options.js';
 import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
-import { DEFAULT_MAX_OPERATIONS, OperationIndex } from './timeline/operations.js';
+import { DEFAULT_MAX_OPERATIONS, OperationIndex, type OperationEntry } from './timeline/operations.js';
 import type { EventCapture } from './timeline/capture.js';
 import { ResourceTimeline } from './timeline/timeline.js';
 import { findingId } from './partition/hash.js';
@@ -99,6 +99,11 @@ export class Engine {
   /** In finish(): the end rule's place in `ends`, and the timeline's creation index. */
   private ending = -1;
   private endingTimeline = 0;
+  /** Lines placed in the merge so far (partition runs: this partition's and the others'). */
+  private items = 0;
+  private readonly maxOperations: number;
+  /** Partition runs: when (`items`) each operation entry was made. */
+  private readonly operationMade: WeakMap<OperationEntry, number> | undefined;
   /** Partition runs: per waiting or emitted finding, its deadline, negative when a single run's could have been later. */
   private readonly deadlineOf: WeakMap<Finding, number> | undefined;
   private readonly timelines = new Map<string, ResourceTimeline>();
@@ -144,7 +149,8 @@ export class Engine {
       busyThreshold: options.busyThreshold ?? DEFAULT_BUSY_THRESHOLD,
       busyMinAttempts: options.busyMinAttempts ?? DEFAULT_BUSY_MIN_ATTEMPTS,
     };
-    this.operations = new OperationIndex(options.maxOperations ?? DEFAULT_MAX_OPERATIONS);
+    this.maxOperations = options.maxOperations ?? DEFAULT_MAX_OPERATIONS;
+    this.operations = new OperationIndex(this.maxOperations);
     this.ends = options.rules.flatMap((rule, index) => (rule.end !== undefined ? [{ rule, index }] : []));
     this.capture = options.capture;
     this.maxResources = options.maxResources ?? DEFAULT_MAX_RESOURCES;
@@ -157,6 +163,7 @@ export class Engine {
       this.orderKeys = new Map();
       this.firstKeys = new Float64Array(3 * 1024);
       this.deadlineOf = new WeakMap();
+      this.operationMade = new WeakMap();
       this.foreignRules = options.rules.flatMap((rule, index) => (rule.onForeign !== undefined ? [{ rule, index, handle: rule.onForeign }] : []));
     }
     this.handlers = new Map();
@@ -213,6 +220,7 @@ export class Engine {
   }
 
   push(event: LockEvent): void {
+    this.items++;
     this.madeHere = 0;
     if (event.ts > this.globalTime) this.globalTime = event.ts;
     if (event.ts > this.streamTime) {
@@ -249,8 +257,26 @@ export class Engine {
     timeline.apply(event);
   }
 
+  /**
+   * The operation index's entry. In a partition run, also whether a single run could have
+   * forgotten it: its index holds the operations of every partition, first in, first out, so an
+   * entry is safe while fewer lines than the index holds have been placed in the merge since it
+   * was made.
+   */
+  private touchOperation(resource: string, operationId: string): OperationEntry {
+    const entry = this.operations.touch(resource, operationId);
+    const made = this.operationMade;
+    if (made !== undefined) {
+      const at = made.get(entry);
+      if (at === undefined) made.set(entry, this.items);
+      else if (this.items - at >= this.maxOperations) this.noteInexact(`an operation was seen again after more than ${this.maxOperations} lines: a single run, whose index holds the operations of every partition, may have forgotten it`);
+    }
+    return entry;
+  }
+
   /** Partition runs: a line of another partition (or one of this partition's that is no event), in its place in the merge. */
   pushForeign(event: LockEvent): void {
+    this.items++;
     if (event.ts > this.globalTime) this.globalTime = event.ts;
     const list = this.foreignRules;
     if (list.length === 0) return;
@@ -289,7 +315,7 @@ export class Engine {
 
   /** Index writes by operationId: the first accepted decision, and worker views of the same write. */
   private track(timeline: ResourceTimeline, write: LockEvent): void {
-    const entry = this.operations.touch(timeline.resource, write.operationId!);
+    const entry = this.touchOperation(timeline.resource, write.operationId!);
     if (timeline.isDecision(write)) {
       if (write.result === 'accepted') entry.accepted ??= keep(write, timeline);
       // A worker's line judged for lack of a resource log is still the worker's view, should the resource log the same write later.
@@ -457,7 +483,7 @@ export class Engine {
     // Worker views of the write may still come from other sources: wait out the clock-skew bound.
     let deadline = -Infinity;
     if (subject !== undefined && subject.operationId !== undefined && subject.type === 'write') {
-      const entry = this.operations.touch(timeline.resource, subject.operationId);
+      const entry = this.touchOperation(timeline.resource, subject.operationId);
       OperationIndex.link(entry, finding);
       for (const view of OperationIndex.views(entry)) addEvidence(finding, { event: view, role: viewRole(view) }, this.lines);
       deadline = Math.max(this.streamTime, subject.ts) + this.options.clockSkewMs;

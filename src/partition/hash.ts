@@ -4,8 +4,8 @@
  * resource is analysed in partition `fnv1a64(utf8(key)) mod N`. (A lone surrogate, which UTF-8
  * cannot encode, is hashed as U+FFFD, as Buffer.from(key, 'utf8') gives it.)
  *
- * The 64-bit state is kept as two 32-bit halves (exact in doubles): FNV's prime is 2^40 + 0x1b3,
- * so h * prime = h * 0x1b3 + (h << 40).
+ * The 64-bit state is kept as two 32-bit halves: FNV's prime is 2^40 + 0x1b3, so
+ * h * prime = h * 0x1b3 + (h << 40) mod 2^64.
  */
 
 /** Partitions at most (a run's --partition I/N, --jobs N). */
@@ -15,24 +15,27 @@ const OFFSET_HI = 0xcbf29ce4;
 const OFFSET_LO = 0x84222325;
 const TWO_32 = 4294967296;
 
-/** FNV-1a 64 of bytes [start, end) of `b`, as [high 32 bits, low 32 bits]. */
-export function fnv1a64Parts(b: Uint8Array, start = 0, end = b.length): [number, number] {
-  let hi = OFFSET_HI;
-  let lo = OFFSET_LO;
+/** The low 32 bits of the last hash fnv() computed (it returns the high ones). */
+let lastLo = 0;
+
+/**
+ * FNV-1a 64 of bytes [start, end) of `b`: h = (h ^ byte) * (2^40 + 0x1b3) mod 2^64 per byte, in
+ * 32-bit integer steps (the low half times 0x1b3 in 16-bit pieces, so its carry into the high half
+ * is exact). Returns the high 32 bits; the low ones are in lastLo. It runs once per line of a
+ * partition run: locals only, no allocation.
+ */
+function fnv(b: Uint8Array, start: number, end: number): number {
+  let hi = OFFSET_HI | 0;
+  let lo = OFFSET_LO | 0;
   for (let i = start; i < end; i++) {
     lo ^= b[i]!;
-    const l = (lo >>> 0) * 0x1b3;
-    const h = hi * 0x1b3 + ((lo << 8) >>> 0) + Math.floor(l / TWO_32);
-    lo = l >>> 0;
-    hi = h >>> 0;
+    const c = (lo & 0xffff) * 0x1b3;
+    const mid = (lo >>> 16) * 0x1b3 + (c >>> 16);
+    hi = (Math.imul(hi, 0x1b3) + (lo << 8) + (mid >>> 16)) | 0;
+    lo = ((mid & 0xffff) << 16) | (c & 0xffff);
   }
-  return [hi >>> 0, lo >>> 0];
-}
-
-/** FNV-1a 64 of a string's UTF-8 bytes, as 16 lowercase hex digits (test vectors: README). */
-export function fnv1a64Hex(text: string): string {
-  const [hi, lo] = fnv1a64Parts(Buffer.from(text, 'utf8'));
-  return hi.toString(16).padStart(8, '0') + lo.toString(16).padStart(8, '0');
+  lastLo = lo >>> 0;
+  return hi >>> 0;
 }
 
 /** (hi * 2^32 + lo) mod n, exactly (n ≤ MAX_PARTITIONS). */
@@ -43,37 +46,31 @@ function mod64(hi: number, lo: number, n: number): number {
 /** The partition of the resource key whose UTF-8 bytes are [start, end) of `b`. */
 export function partitionOfBytes(b: Uint8Array, start: number, end: number, n: number): number {
   if (n === 1) return 0;
-  const [hi, lo] = fnv1a64Parts(b, start, end);
-  return mod64(hi, lo, n);
+  const hi = fnv(b, start, end);
+  return mod64(hi, lastLo, n);
 }
 
 const encoder = new TextEncoder();
+/** A key's bytes, encoded into one buffer reused (grown when a key is longer). */
+let scratch = new Uint8Array(256);
 
 /** The partition of a resource key. */
 export function partitionOf(key: string, n: number): number {
   if (n === 1) return 0;
-  // ASCII keys (the common case) hash their characters as they are, without encoding.
-  let ascii = true;
-  for (let i = 0; i < key.length; i++) {
-    if (key.charCodeAt(i) >= 0x80) {
-      ascii = false;
-      break;
-    }
-  }
-  if (!ascii) {
-    const bytes = encoder.encode(key);
-    return partitionOfBytes(bytes, 0, bytes.length, n);
-  }
-  let hi = OFFSET_HI;
-  let lo = OFFSET_LO;
-  for (let i = 0; i < key.length; i++) {
-    lo ^= key.charCodeAt(i);
-    const l = (lo >>> 0) * 0x1b3;
-    const h = hi * 0x1b3 + ((lo << 8) >>> 0) + Math.floor(l / TWO_32);
-    lo = l >>> 0;
-    hi = h >>> 0;
-  }
-  return mod64(hi >>> 0, lo >>> 0, n);
+  const len = utf8(key);
+  return partitionOfBytes(scratch, 0, len, n);
+}
+
+/** Encode `key` as UTF-8 into `scratch`; its length in bytes. */
+function utf8(key: string): number {
+  if (key.length * 3 > scratch.length) scratch = new Uint8Array(key.length * 3 + 64);
+  return encoder.encodeInto(key, scratch).written;
+}
+
+/** FNV-1a 64 of a string's UTF-8 bytes, as 16 lowercase hex digits (test vectors in the README). */
+export function fnv1a64Hex(text: string): string {
+  const hi = fnv(scratch, 0, utf8(text));
+  return hi.toString(16).padStart(8, '0') + lastLo.toString(16).padStart(8, '0');
 }
 
 /**

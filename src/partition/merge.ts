@@ -7,15 +7,15 @@
  * - Findings are ordered by where they were made in the merged input (each partition records it,
  *   PartitionInfo.order), and the global bounds are applied again: --max-findings, --max-problems,
  *   the timelines html draws (--max-drawn).
- * - Bounds that a partition cannot apply as a single run would (the operation index, --max-resources,
- *   the duplicate window's bounds, the capture for html) are compared with the sums over the
- *   partitions: where a single run could have hit one, the merged report says so in `partitions`,
- *   as it says what the partitions' witnesses saw (input out of timestamp order).
+ * - Bounds that a partition cannot apply as a single run would (--max-resources, the duplicate
+ *   window's bounds, the capture for html) are compared with the sums over the partitions; the
+ *   operation index is watched by each partition (an operation seen again after more lines than
+ *   the index holds). Where a single run could have differed, the merged report says so in
+ *   `partitions`, as it says what the partitions' witnesses saw (input out of timestamp order).
  * - Reports that do not form one run's complete set are refused with a MergeError: a missing or
  *   repeated partition, another N, other options, other inputs (names as given and sizes), another
  *   version.
  */
-import { DEFAULT_MAX_OPERATIONS } from '../timeline/operations.js';
 import { DEFAULT_CAPTURE_TOTAL } from '../timeline/capture.js';
 import { MAX_REMEMBERED, MAX_REMEMBERED_CHARS } from '../ingest/duplicates.js';
 import { byReadiness, type FileSummary, type Finding, type InputSummary, type PartitionInfo, type Problem, type Readiness, type Report, type ResourceTimelineView, type TimelineEvent } from '../model/report.js';
@@ -181,7 +181,6 @@ export function mergeReports(given: readonly Report[], names?: readonly string[]
   if (held('resources') > opts.maxResources && untrackedEvents === 0) {
     flag(`${held('resources')} resources in all, more than --max-resources ${opts.maxResources}: a single run would not have analysed the events of the resources past it`);
   } else if (held('resources') > opts.maxResources) flag(`more than --max-resources ${opts.maxResources} resources: a single run would have left out the events of other resources than the partitions did`);
-  if (held('operations') > DEFAULT_MAX_OPERATIONS) flag(`${held('operations')} operations in all, more than the ${DEFAULT_MAX_OPERATIONS} a single run remembers (worker views and duplicate-effect of older operations)`);
   if (held('copies') > MAX_REMEMBERED || held('copyChars') > MAX_REMEMBERED_CHARS) flag(`the partitions remembered more events for the duplicate check than a single run's bound (${MAX_REMEMBERED} events, ${MAX_REMEMBERED_CHARS} characters)`);
   if (held('captured') > DEFAULT_CAPTURE_TOTAL) flag(`the partitions captured ${held('captured')} events for timelines, more than a single run's ${DEFAULT_CAPTURE_TOTAL}`);
 

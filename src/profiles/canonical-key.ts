@@ -77,6 +77,22 @@ function nestedEnd(b: Uint8Array, i: number, n: number): number {
   return -1;
 }
 
+/** Bytes in a key or a skipped string: 0 plain, 1 the closing quote, 2 a backslash. */
+const SKIP = new Uint8Array(256);
+SKIP[34] = 1;
+SKIP[92] = 2;
+/** Bytes in a string that is read: 0 plain ASCII, 1 the closing quote, 2 a backslash, 3 a byte of 0x80 or above. */
+const READ = new Uint8Array(256);
+READ[34] = 1;
+READ[92] = 2;
+for (let c = 0x80; c < 256; c++) READ[c] = 3;
+/** Bytes that end a number or literal: a comma, a closing brace, a space. */
+const SCALAR_END = new Uint8Array(256);
+SCALAR_END[44] = 1;
+SCALAR_END[125] = 1;
+SCALAR_END[32] = 1;
+SCALAR_END[93] = 1;
+
 const decoder = new TextDecoder();
 
 /** The JSON string whose quotes are at s - 1 and e, unescaped, or undefined when it is not one. */
@@ -109,11 +125,10 @@ export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook)
   for (;;) {
     if (i >= n || b[i] !== 34) return false;
     const ks = ++i;
-    while (i < n && b[i] !== 34) {
-      if (b[i] === 92) return false; // an escaped key: the full parse says what it is
-      i++;
-    }
-    if (i >= n) return false;
+    // The byte after the line (a newline or CR in the chunk, or past its end) stops the scan too.
+    let k = SKIP[b[i]!]!;
+    while (k === 0 && i < n) k = SKIP[b[++i]!]!;
+    if (k !== 1 || i >= n) return false; // an escaped key (the full parse says what it is), or the line ends
     const bit = keyOf(b, ks, i);
     i++;
     while (i < n && b[i] === 32) i++;
@@ -128,17 +143,14 @@ export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook)
     let plain = true;
     if (c === 34) {
       vs = ++i;
+      const table = bit === 0 ? SKIP : READ;
       for (;;) {
+        let d = table[b[i]!]!;
+        while (d === 0 && i < n) d = table[b[++i]!]!;
         if (i >= n) return false;
-        const d = b[i]!;
-        if (d === 34) break;
-        if (d === 92) {
-          plain = false;
-          i += 2;
-        } else {
-          if (d >= 0x80) plain = false;
-          i++;
-        }
+        if (d === 1) break;
+        plain = false;
+        i += d === 2 ? 2 : 1;
       }
       ve = i;
       i++;
@@ -152,11 +164,7 @@ export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook)
       kind = 0;
     } else {
       vs = i;
-      while (i < n) {
-        const d = b[i];
-        if (d === 44 || d === 125 || d === 32) break;
-        i++;
-      }
+      while (i < n && SCALAR_END[b[i]!] === 0) i++;
       ve = i;
       kind = SCALAR;
     }
