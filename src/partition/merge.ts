@@ -204,7 +204,11 @@ export function mergeReports(given: readonly Report[], names?: readonly string[]
     input,
   };
   if (opts.timelines !== null) mergeTimelines(report, reports, opts.timelines);
-  if (inexact.size > 0) report.partitions = { count: n, inexact: [...inexact].map(([reason, count]) => (count > 1 ? `${reason} (${count}×)` : reason)) };
+  if (inexact.size > 0) {
+    report.partitions = { count: n, inexact: [...inexact].map(([reason, count]) => (count > 1 ? `${reason} (${count}×)` : reason)) };
+    // First in the headline of every format: the verdict may not be a single run's.
+    report.summary.reasons.unshift({ id: 'partitions-inexact', message: `this merge of ${n} partitions may differ from one run's report: ${report.partitions.inexact.join('; ')}` });
+  }
   return report;
 }
 
