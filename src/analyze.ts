@@ -99,7 +99,7 @@ export interface AnalyzeOptions {
    * Analyse on this many worker threads, each one partition of the resources (README "Scaling
    * out"), their reports merged in memory into the report one thread writes (should the merge not
    * be exactly it, the input is analysed again on one thread). `auto` (default): every core, at most
-   * 8, for files of 64 MiB (JOBS_MIN_BYTES) or more in all, and one thread for less, for stdin and
+   * 8, for files of 64 MiB (JOBS_MIN_BYTES) or more in all on 3 or more cores, and one thread for less, on 2 cores, for stdin and
    * streams, for profiles without a recipe, with `strict` or `maxInvalid` (they stop at the first
    * invalid line of the whole input), with `partition`, and for live output (`onFinding`). A number
    * above 1 asks for that many jobs where they can run (files, a recipe, no strict, no maxInvalid);

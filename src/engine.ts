@@ -17,7 +17,7 @@ import { formatMessage, type MessageData } from './model/message.js';
 import { isStaleRule } from './verdict.js';
 import { isoOf } from './model/time.js';
 import { checkEngineOptions } from './model/options.js';
-import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
+import type { EvidenceRef, Handler, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
 import { DEFAULT_MAX_OPERATIONS, OperationIndex, type OperationEntry } from './timeline/operations.js';
 import type { EventCapture } from './timeline/capture.js';
 import { ResourceTimeline } from './timeline/timeline.js';
@@ -242,16 +242,7 @@ export class Engine {
     }
     this.lastTimeline = timeline;
     const list = this.handlers.get(event.type);
-    if (list !== undefined) {
-      this.currentTimeline = timeline;
-      for (let i = 0; i < list.length; i++) {
-        const h = list[i]!;
-        this.currentRule = h.rule;
-        this.currentIndex = h.index;
-        h.handle(event, this.context);
-      }
-      this.currentRule = undefined;
-    }
+    if (list !== undefined) this.handle(list, event, timeline);
     if (event.type === 'write' && event.operationId !== undefined) this.track(timeline, event);
     this.capture?.add(event, timeline.findings > 0);
     timeline.apply(event);
@@ -278,9 +269,12 @@ export class Engine {
   pushForeign(event: LockEvent): void {
     this.items++;
     if (event.ts > this.globalTime) this.globalTime = event.ts;
-    const list = this.foreignRules;
-    if (list.length === 0) return;
-    this.currentTimeline = undefined;
+    if (this.foreignRules.length > 0) this.handle(this.foreignRules, event, undefined);
+  }
+
+  /** Run the handlers of `list` for the event, on the timeline (none for another partition's line). */
+  private handle(list: readonly { rule: Rule; index: number; handle: Handler }[], event: LockEvent, timeline: ResourceTimeline | undefined): void {
+    this.currentTimeline = timeline;
     for (let i = 0; i < list.length; i++) {
       const h = list[i]!;
       this.currentRule = h.rule;

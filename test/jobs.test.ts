@@ -66,9 +66,12 @@ describe('--jobs', () => {
     }
   }, 60_000);
 
-  it('auto uses every core (at most 8) from JOBS_MIN_BYTES on, one thread below', () => {
-    expect(autoJobs(JOBS_MIN_BYTES - 1)).toBe(1);
-    expect(autoJobs(JOBS_MIN_BYTES)).toBe(Math.min(8, availableParallelism()));
+  it('auto uses every core (at most 8) from JOBS_MIN_BYTES on and from 3 cores on, one thread otherwise', () => {
+    expect(autoJobs(JOBS_MIN_BYTES - 1, 16)).toBe(1);
+    expect(autoJobs(JOBS_MIN_BYTES, 2)).toBe(1);
+    expect(autoJobs(JOBS_MIN_BYTES, 3)).toBe(3);
+    expect(autoJobs(JOBS_MIN_BYTES, 16)).toBe(8);
+    expect(autoJobs(JOBS_MIN_BYTES)).toBe(availableParallelism() >= 3 ? Math.min(8, availableParallelism()) : 1);
   });
 
   it('says what it cannot run on jobs, and that --workers was replaced', async () => {

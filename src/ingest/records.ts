@@ -5,7 +5,7 @@
  * of one read before (duplicates.ts) moves from `events` to `duplicates` after the merge.
  */
 import type { LockEvent } from '../model/event.js';
-import type { FileSummary, InputSummary, Problem } from '../model/report.js';
+import type { FileSummary, InputSummary, LineCounts, Problem } from '../model/report.js';
 import type { Profile } from '../profiles/types.js';
 import { decodeLine, isByteBatch, type ByteLineBatch, type LineBatch } from './lines.js';
 import type { PartitionFilter } from './partition.js';
@@ -97,18 +97,23 @@ export class InputStats {
       problemsOmitted: this.invalid - problems.length,
     };
     if (this.policy.partitioned) s.otherPartitions = 0;
-    for (const f of this.files) {
-      if (s.otherPartitions !== undefined) s.otherPartitions += f.otherPartitions ?? 0;
-      s.lines += f.lines;
-      s.events += f.events;
-      s.blank += f.blank;
-      s.ignored += f.ignored;
-      s.invalid += f.invalid;
-      s.expanded += f.expanded;
-      s.joined += f.joined;
-      s.duplicates += f.duplicates;
-    }
+    addUp(s, this.files);
     return s;
+  }
+}
+
+/** Add the counts of `files` into `total` (otherPartitions only when `total` has it). */
+export function addUp(total: LineCounts, files: readonly LineCounts[]): void {
+  for (const f of files) {
+    if (total.otherPartitions !== undefined) total.otherPartitions += f.otherPartitions ?? 0;
+    total.lines += f.lines;
+    total.events += f.events;
+    total.blank += f.blank;
+    total.ignored += f.ignored;
+    total.invalid += f.invalid;
+    total.expanded += f.expanded;
+    total.joined += f.joined;
+    total.duplicates += f.duplicates;
   }
 }
 

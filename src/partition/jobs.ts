@@ -21,9 +21,17 @@ export const JOBS_MIN_BYTES = 64 * 1024 * 1024;
 /** Worker threads `jobs: 'auto'` starts at most. */
 export const MAX_AUTO_JOBS = 8;
 
-/** The number of jobs `auto` means for inputs of `bytes` in all. */
-export function autoJobs(bytes: number): number {
-  return bytes >= JOBS_MIN_BYTES ? Math.max(1, Math.min(MAX_AUTO_JOBS, availableParallelism())) : 1;
+/**
+ * Cores `jobs: 'auto'` needs to start jobs at all. Every job reads and key-reads every line, so on
+ * 2 cores two jobs take about 1.5x the CPU time of one thread and gain little wall time (more on a
+ * busy machine: README "Scaling out"); from 3 cores on, the share of each job shrinks faster than
+ * that fixed cost grows.
+ */
+export const MIN_AUTO_CORES = 3;
+
+/** The number of jobs `auto` means for inputs of `bytes` in all, on `cores` cores. */
+export function autoJobs(bytes: number, cores = availableParallelism()): number {
+  return bytes >= JOBS_MIN_BYTES && cores >= MIN_AUTO_CORES ? Math.min(MAX_AUTO_JOBS, cores) : 1;
 }
 
 /** What a job's worker thread runs: analyze() of one partition, with plain data only. */

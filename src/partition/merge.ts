@@ -18,6 +18,7 @@
  */
 import { DEFAULT_CAPTURE_TOTAL } from '../timeline/capture.js';
 import { MAX_REMEMBERED, MAX_REMEMBERED_CHARS } from '../ingest/duplicates.js';
+import { addUp } from '../ingest/records.js';
 import { byReadiness, type FileSummary, type Finding, type InputSummary, type PartitionInfo, type Problem, type Readiness, type Report, type ResourceTimelineView, type TimelineEvent } from '../model/report.js';
 import { verdictOf, verdictReasons } from '../verdict.js';
 
@@ -254,16 +255,7 @@ function mergeInput(reports: readonly Report[], maxProblems: number): InputSumma
     }
   }
   const input: InputSummary = { files, lines: 0, events: 0, blank: 0, ignored: 0, invalid: 0, expanded: 0, joined: 0, duplicates: 0, problems, problemsOmitted: 0 };
-  for (const f of files) {
-    input.lines += f.lines;
-    input.events += f.events;
-    input.blank += f.blank;
-    input.ignored += f.ignored;
-    input.invalid += f.invalid;
-    input.expanded += f.expanded;
-    input.joined += f.joined;
-    input.duplicates += f.duplicates;
-  }
+  addUp(input, files);
   input.problemsOmitted = input.invalid - problems.length;
   return input;
 }

@@ -30,17 +30,21 @@ export interface KeyLook {
   source: string | undefined;
 }
 
+// The keys read, by slot.
 const K_RESOURCE = 1;
 const K_TS = 2;
-const K_SOURCE = 4;
-const K_HOSTNAME = 8;
-const K_HOST_NAME = 16;
-const K_HOST = 32;
+const K_SOURCE = 3;
+const K_HOSTNAME = 4;
+const K_HOST_NAME = 5;
+const K_HOST = 6;
 
 const STRING = 1;
 const SCALAR = 2;
 
-/** The key whose bytes are [s, e) (after the opening quote, before the closing one): its bit, or 0. */
+/** Per slot: the value's start and end in the line, its kind, and whether it is plain ASCII without escapes (reused, line after line). */
+const AT = new Int32Array(4 * 7);
+
+/** The key whose bytes are [s, e) (after the opening quote, before the closing one): its slot, or 0. */
 function keyOf(b: Uint8Array, s: number, e: number): number {
   switch (e - s) {
     case 2:
@@ -117,11 +121,6 @@ export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook)
   i++;
   while (i < n && b[i] === 32) i++;
   let seen = 0;
-  let resS = 0, resE = 0, resPlain = false;
-  let tsS = 0, tsE = 0, tsKind = 0, tsPlain = false;
-  let srcS = 0, srcE = 0, srcPlain = false;
-  let hnS = 0, hnE = 0, hnKind = 0, hnPlain = false;
-  let hdS = 0, hdE = 0, hdKind = 0, hdPlain = false;
   for (;;) {
     if (i >= n || b[i] !== 34) return false;
     const ks = ++i;
@@ -169,29 +168,13 @@ export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook)
       kind = SCALAR;
     }
     if (bit !== 0) {
-      if ((seen & bit) !== 0) return false; // written twice: the full parse decides
-      seen |= bit;
-      switch (bit) {
-        case K_RESOURCE:
-          if (kind !== STRING) return false;
-          resS = vs; resE = ve; resPlain = plain;
-          break;
-        case K_TS:
-          tsS = vs; tsE = ve; tsKind = kind; tsPlain = plain;
-          break;
-        case K_SOURCE:
-          if (kind !== STRING || ve === vs) return false;
-          srcS = vs; srcE = ve; srcPlain = plain;
-          break;
-        case K_HOSTNAME:
-          hnS = vs; hnE = ve; hnKind = kind; hnPlain = plain;
-          break;
-        case K_HOST_NAME:
-          hdS = vs; hdE = ve; hdKind = kind; hdPlain = plain;
-          break;
-        default:
-          break; // host with a scalar value: not a clock domain
-      }
+      if ((seen & (1 << bit)) !== 0) return false; // written twice: the full parse decides
+      seen |= 1 << bit;
+      const at = 4 * bit;
+      AT[at] = vs;
+      AT[at + 1] = ve;
+      AT[at + 2] = kind;
+      AT[at + 3] = plain ? 1 : 0;
     }
     while (i < n && b[i] === 32) i++;
     if (i >= n) return false;
@@ -205,11 +188,17 @@ export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook)
     break;
   }
   while (i < n && b[i] === 32) i++;
-  if (i !== n || (seen & K_RESOURCE) === 0 || (seen & K_TS) === 0) return false;
+  if (i !== n || (seen & (1 << K_RESOURCE)) === 0 || (seen & (1 << K_TS)) === 0 || AT[4 * K_RESOURCE + 2] !== STRING) return false;
+  const hasSource = (seen & (1 << K_SOURCE)) !== 0;
+  // A source that is not a non-empty string: invalid, the parse says so.
+  if (hasSource && (AT[4 * K_SOURCE + 2] !== STRING || AT[4 * K_SOURCE + 1] === AT[4 * K_SOURCE])) return false;
 
   let ts: number | undefined;
+  const tsS = AT[4 * K_TS]!;
+  const tsE = AT[4 * K_TS + 1]!;
+  const tsKind = AT[4 * K_TS + 2];
   if (tsKind === STRING) {
-    if (tsPlain) ts = timestampAt(b, tsS, tsE);
+    if (AT[4 * K_TS + 3] === 1) ts = timestampAt(b, tsS, tsE);
     else {
       const text = decodeString(b, tsS, tsE);
       if (text === undefined) return false;
@@ -223,16 +212,19 @@ export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook)
   if (ts === undefined) return false;
 
   let source: string | undefined;
-  if ((seen & K_SOURCE) !== 0) source = value(b, srcS, srcE, srcPlain);
-  else {
+  if (hasSource) {
+    source = value(b, K_SOURCE);
+    if (source === undefined) return false; // an escaped source the parse must read
+  } else {
     // The logger's host, as hostOf() takes it: a non-empty string, `hostname` before `host.name`.
-    if (hnKind === STRING && hnE > hnS) source = value(b, hnS, hnE, hnPlain);
-    if ((source === undefined || source === '') && hdKind === STRING && hdE > hdS) source = value(b, hdS, hdE, hdPlain);
+    if ((seen & (1 << K_HOSTNAME)) !== 0) source = value(b, K_HOSTNAME);
+    if ((source === undefined || source === '') && (seen & (1 << K_HOST_NAME)) !== 0) source = value(b, K_HOST_NAME);
     if (source === '') source = undefined;
   }
-  if (source === undefined && (seen & K_SOURCE) !== 0) return false; // an escaped source the parse must read
 
-  if (resPlain) {
+  const resS = AT[4 * K_RESOURCE]!;
+  const resE = AT[4 * K_RESOURCE + 1]!;
+  if (AT[4 * K_RESOURCE + 3] === 1) {
     out.keyStart = resS;
     out.keyEnd = resE;
     out.key = undefined;
@@ -246,8 +238,13 @@ export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook)
   return true;
 }
 
-function value(b: Uint8Array, s: number, e: number, plain: boolean): string | undefined {
-  return plain ? intern(b, s, e) : decodeString(b, s, e);
+/** The string in `slot` (undefined unless it is a non-empty string, or one whose escapes do not decode). */
+function value(b: Uint8Array, slot: number): string | undefined {
+  const at = 4 * slot;
+  const s = AT[at]!;
+  const e = AT[at + 1]!;
+  if (AT[at + 2] !== STRING || e === s) return undefined;
+  return AT[at + 3] === 1 ? intern(b, s, e) : decodeString(b, s, e);
 }
 
 function latin1(b: Uint8Array, s: number, e: number): string {
