@@ -126,6 +126,10 @@ describe('merge refuses what is not one run', () => {
     const older = JSON.parse(JSON.stringify(parts[2])) as Report;
     (older.tool as { version: string }).version = '0.1.0';
     expect(() => mergeReports([parts[0]!, parts[1]!, older])).toThrow(/same version/);
+    const k = parts.findIndex((p) => p.findings.length > 0);
+    const damaged = JSON.parse(JSON.stringify(parts[k])) as Report;
+    damaged.partition!.order.pop();
+    expect(() => mergeReports(parts.map((p, i) => (i === k ? damaged : p)))).toThrow(/damaged/);
     const single = await analyze({ files: [file] });
     expect(() => mergeReports([single])).toThrow(MergeError);
     expect(() => mergeReports([])).toThrow(/no reports/);

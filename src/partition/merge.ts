@@ -76,6 +76,15 @@ function partitionOf(r: Report, name: string): PartitionInfo {
   if (p === undefined || p === null || typeof p !== 'object') {
     throw new MergeError(`${name} is not the report of a partition run (no "partition"): write each part with stalewrite analyze --partition I/N -o part-I.json`);
   }
+  // A report edited or cut short is refused here rather than merged wrong.
+  const isPlace = (x: unknown) => Array.isArray(x) && x.length > 0 && x.every((v) => typeof v === 'number' && Number.isFinite(v));
+  const ok =
+    Number.isInteger(p.count) && Number.isInteger(p.index) &&
+    Array.isArray(r.findings) && Array.isArray(r.resources) && r.input !== null && typeof r.input === 'object' && Array.isArray(r.input.files) &&
+    Array.isArray(p.order) && p.order.length === r.findings.length && p.order.every(isPlace) &&
+    p.firstByRule !== null && typeof p.firstByRule === 'object' && Object.values(p.firstByRule).every(isPlace) &&
+    p.held !== null && typeof p.held === 'object' && Array.isArray(p.inputs) && Array.isArray(p.inexact) && p.options !== null && typeof p.options === 'object';
+  if (!ok) throw new MergeError(`${name} is not a whole partition report (its "partition" or findings are damaged)`);
   return p;
 }
 
