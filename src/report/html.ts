@@ -110,19 +110,20 @@ function shortNames(report: Report): Record<string, string> {
 function leftOut(report: Report, thinned: number): string[] {
   const out: string[] = [];
   const s = report.summary;
-  if (s.findingsOmitted > 0) out.push(`${s.findingsOmitted} finding${s.findingsOmitted === 1 ? '' : 's'} not listed: ${report.findings.length} are (raise <code>--max-findings</code>).`);
+  if (s.findingsOmitted > 0) out.push(`${s.findingsOmitted} more finding${s.findingsOmitted === 1 ? ' is' : 's are'} not listed (raise --max-findings); ${report.findings.length} are.`);
   const omitted = report.timelinesOmitted ?? 0;
-  if (omitted > 0) out.push(`${omitted} resource${omitted === 1 ? '' : 's'} not drawn: ${report.timelines?.length ?? 0} are (raise <code>--max-drawn</code>); their findings are still listed.`);
+  if (omitted > 0) out.push(`${omitted} more resource${omitted === 1 ? ' is' : 's are'} not drawn (raise --max-drawn). Their findings are still listed.`);
   if (report.timelines !== undefined) {
     const drawn = report.timelines.length + omitted;
     const quiet = report.resources.filter((r) => r.findings === 0).length;
     const cited = new Set(report.findings.map((f) => f.resource));
     const quietDrawn = report.timelines.filter((t) => !cited.has(t.resource)).length;
-    if (quiet > 0 && quietDrawn === 0 && drawn < report.resources.length) out.push(`${quiet} resource${quiet === 1 ? '' : 's'} without findings not drawn (add <code>--all-resources</code>).`);
+    // None drawn and none past the cap: --all-resources was off.
+    if (quiet > 0 && quietDrawn === 0 && omitted === 0 && drawn < report.resources.length) out.push(`${quiet} resource${quiet === 1 ? '' : 's'} without findings ${quiet === 1 ? 'is' : 'are'} not drawn (add --all-resources).`);
   } else out.push('No timelines: this report was made without event histories.');
-  if (thinned > 0) out.push(`In ${thinned} drawn resource${thinned === 1 ? '' : 's'}, events in the middle of a long history were not kept (each keeps its first and latest events, 1000 by default); <code>stalewrite timeline RESOURCE --max-events N</code> lists more.`);
-  if (report.resources.length > READINESS_ROWS) out.push(`The readiness table lists the ${READINESS_ROWS} worst of ${report.resources.length} resources (<code>--format json</code> lists all).`);
-  if (s.untrackedEvents > 0) out.push(`${s.untrackedEvents} events of resources past <code>--max-resources</code> were counted but not analysed (raise <code>--max-resources</code>).`);
+  if (thinned > 0) out.push(`In ${thinned} drawn resource${thinned === 1 ? '' : 's'}, events in the middle of a long history were not kept (each keeps its first and latest events, 1000 by default); stalewrite timeline RESOURCE --max-events N lists more.`);
+  if (report.resources.length > READINESS_ROWS) out.push(`The readiness table lists the ${READINESS_ROWS} worst of ${report.resources.length} resources (--format json lists all).`);
+  if (s.untrackedEvents > 0) out.push(`${s.untrackedEvents} events of resources past --max-resources were counted but not analysed (raise --max-resources).`);
   return out;
 }
 

@@ -97,6 +97,8 @@ export interface PicText {
 }
 
 export interface PicView {
+  /** The lanes drawn, top to bottom (indexes into Picture.lanes); marks and bars give their row in this list. */
+  lanes: number[];
   height: number;
   axisY: number;
   /** Axis segments and breaks, as x ranges. */
@@ -212,7 +214,7 @@ export function picture(view: ResourceTimelineView, findings: readonly Finding[]
     else o.bar.to = Infinity;
   }
   function close(o: { bar: Bar; ttl?: number; renew: number; renewAt: number }, to: number, end: Bar['end']): void {
-    o.bar.to = to;
+    o.bar.to = Math.max(to, o.bar.from); // a clock that went back does not end a lease before its grant
     o.bar.end = end;
     if (end === 'inferred') inferredEnds.push({ bar: o.bar, renewAt: o.renewAt, ev: timeline[o.renewAt]! });
   }
@@ -302,7 +304,7 @@ export function picture(view: ResourceTimelineView, findings: readonly Finding[]
   const focusAxis = brokenAxis(focusTimes, merged, { lo: PLOT_L, hi: PLOT_R, minSep: 24, breakWidth: BREAK_W, pad: PAD, maxBreaks: 12, need });
   const dMin = merged[0]!.t0;
   const dMax = merged[merged.length - 1]!.t1;
-  const focus = layout(focusAxis, focusItems, false, dMin, dMax);
+  const focus = layout(focusAxis, focusItems, false, merged);
   focus.before = items.filter((x) => x.ms < dMin).length;
   focus.after = items.filter((x) => x.ms > dMax).length;
   focus.hidden = items.length - focusItems.length - focus.before - focus.after;
@@ -311,13 +313,12 @@ export function picture(view: ResourceTimelineView, findings: readonly Finding[]
   const tMin = items.length > 0 ? items[0]!.ms : base;
   const tMax = items.length > 0 ? items[items.length - 1]!.ms : base;
   if (focusAxis.breaks.length > 0 || focusItems.length < items.length || focus.marks.some((m) => m.ev.length > 1)) {
-    whole = layout(linearAxis(tMin, tMax, PLOT_L, PLOT_R, PAD), items, true, tMin, tMax);
+    whole = layout(linearAxis(tMin, tMax, PLOT_L, PLOT_R, PAD), items, true, [{ t0: tMin, t1: tMax }]);
     whole.before = whole.after = whole.hidden = 0;
   }
   return { lanes, events, focus, whole, focusOn, evidence };
 
-  function layout(axis: Axis, shown: Item[], group: boolean, from: number, to: number): PicView {
-    const axisY = TOP + lanes.length * LANE + 6;
+  function layout(axis: Axis, shown: Item[], group: boolean, windows: readonly { t0: number; t1: number }[]): PicView {
     const marks: PicMark[] = [];
     for (let lane = 0; lane < lanes.length; lane++) {
       axis.segments.forEach((seg, k) => {
@@ -345,21 +346,32 @@ export function picture(view: ResourceTimelineView, findings: readonly Finding[]
     const hi = axis.segments[axis.segments.length - 1]!.hi;
     const drawn: PicBar[] = [];
     const rows: number[][] = laneNames.map(() => [-Infinity, -Infinity]);
-    const sorted = bars.filter((b) => b.to >= from && b.from <= to).sort((a, b) => a.from - b.from);
+    const sorted = bars.filter((b) => windows.some((w) => b.to >= w.t0 && b.from <= w.t1)).sort((a, b) => a.from - b.from);
     const overlapping = new Set<number>();
     for (const b of sorted) {
+      // Clipped to the first and last stretch of the view it overlaps (a bar crosses the breaks between).
+      const start = windows.find((w) => b.to >= w.t0 && b.from <= w.t1)!.t0;
+      const end = windows.filter((w) => b.to >= w.t0 && b.from <= w.t1).pop()!.t1;
       const r = rows[b.lane]!;
-      const sub = r[0]! <= b.from ? 0 : r[1]! <= b.from ? 1 : 1;
+      const sub = r[0]! <= b.from ? 0 : 1;
       if (sub === 1) overlapping.add(b.lane);
       r[sub] = Math.max(r[sub]!, b.to);
-      const bar: PicBar = { lane: b.lane, x0: round(Math.max(lo, b.from < from ? lo : xOf(axis, b.from))), x1: round(Math.min(hi, b.to > to ? hi : xOf(axis, b.to))), sub, end: b.end, title: barTitle(b, base) };
-      if (b.from < from) bar.clipL = true;
-      if (b.to > to) bar.clipR = true;
-      if (b.lost !== undefined && b.to <= to) bar.lostX = round(Math.min(hi, b.lost > to ? hi : xOf(axis, b.lost)));
+      const bar: PicBar = { lane: b.lane, x0: round(Math.max(lo, b.from < start ? xOf(axis, start) : xOf(axis, b.from))), x1: round(Math.min(hi, b.to > end ? xOf(axis, end) : xOf(axis, b.to))), sub, end: b.end, title: barTitle(b, base) };
+      if (b.from < start) bar.clipL = true;
+      if (b.to > end) bar.clipR = true;
+      if (b.lost !== undefined && b.to <= end) bar.lostX = round(Math.min(hi, b.lost > end ? xOf(axis, end) : xOf(axis, b.lost)));
       drawn.push(bar);
     }
     for (const bar of drawn) if (!overlapping.has(bar.lane)) bar.sub = -1;
+    // Lanes with nothing in this view are left out of it.
+    const used = [...new Set([...marks.map((m) => m.lane), ...drawn.map((b) => b.lane)])].sort((a, b) => a - b);
+    if (used.length === 0) used.push(0);
+    const row = new Map(used.map((lane, i) => [lane, i]));
+    for (const m of marks) m.lane = row.get(m.lane)!;
+    for (const b of drawn) b.lane = row.get(b.lane)!;
+    const axisY = TOP + used.length * LANE + 6;
     return {
+      lanes: used,
       height: axisY + 40,
       axisY,
       segments: axis.segments.map((g) => [round(g.lo), round(g.hi)]),
@@ -486,9 +498,14 @@ function glyphOf(e: { type: string; result: string; observer: string }): Glyph {
 
 /** The label above a mark: a write's or grant's token. */
 function labelOf(e: PicEvent): string | undefined {
-  if (e.type === 'write') return e.token !== undefined ? `#${clip(e.token, LABEL_CHARS - 1)}` : 'no token';
-  if (e.type === 'acquire' && e.result === 'granted' && e.token !== undefined) return `#${clip(e.token, LABEL_CHARS - 1)}`;
+  if (e.type === 'write') return e.token !== undefined ? tokenLabel(e.token) : 'no token';
+  if (e.type === 'acquire' && e.result === 'granted' && e.token !== undefined) return tokenLabel(e.token);
   return undefined;
+}
+
+/** `#42`; a long token keeps its last digits, where tokens of one resource differ (`#…08995000`). */
+function tokenLabel(token: string): string {
+  return token.length < LABEL_CHARS ? `#${token}` : `#…${token.slice(-(LABEL_CHARS - 2))}`;
 }
 
 function halfOf(e: PicEvent): number {

@@ -125,11 +125,11 @@
     var svg = s('svg', { class: 'pic', viewBox: '0 0 ' + W + ' ' + v.height, width: W, height: v.height, role: 'group' });
     svg.setAttribute('aria-label', 'timeline of ' + c.name + (name === 'whole' ? ', whole span' : ', focused on the evidence'));
     svg.dataset.view = name;
-    c.lanes.forEach(function (lane, i) {
+    v.lanes.forEach(function (lane, i) {
       var y = G.top + i * G.lane;
       svg.appendChild(s('rect', { x: 0, y: y, width: W, height: G.lane - 2, class: 'lane' + (i % 2) }));
       var t = s('text', { x: 6, y: y + G.markY + 4, class: 'lname' });
-      t.textContent = lane;
+      t.textContent = c.lanes[lane];
       svg.appendChild(t);
     });
     var axisY = v.axisY;
