@@ -16,6 +16,7 @@ import { analysisOptions, findCases, readExpectation } from '../src/check/cases.
 import { SCRIPT } from '../src/generated/html-page.js';
 import { renderHtml } from '../src/report/html.js';
 import { FIXTURES } from './helpers/run.js';
+import { articleIncidents } from '../bench/incidents.mjs';
 
 const CHROMIUM = process.env.STALEWRITE_CHROMIUM ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
@@ -337,22 +338,7 @@ describe.skipIf(!available)('html report in chromium', () => {
 
   it('a 10 000-resource incident, every resource drawn: under 5 MB, opens and draws lazily (load time printed), search finds the last one', async () => {
     const log = join(dir, 'big.ndjson');
-    const t0 = Date.UTC(2026, 2, 1, 10, 0, 0);
-    const lines: string[] = [];
-    const iso = (ms: number) => new Date(ms).toISOString();
-    for (let i = 0; i < 10_000; i++) {
-      const res = `orders/${i}`;
-      const b = t0 + i * 7;
-      lines.push(
-        JSON.stringify({ ts: iso(b), type: 'acquire', resource: res, ownerId: 'worker-a', leaseId: `lease-${i}-a`, fenceToken: 2 * i + 1, ttlMs: 10000 }),
-        JSON.stringify({ ts: iso(b + 3000), type: 'keepalive', resource: res, ownerId: 'worker-a', leaseId: `lease-${i}-a`, result: 'ok' }),
-        JSON.stringify({ ts: iso(b + 13000), type: 'expire', resource: res, leaseId: `lease-${i}-a` }),
-        JSON.stringify({ ts: iso(b + 14000), type: 'acquire', resource: res, ownerId: 'worker-b', leaseId: `lease-${i}-b`, fenceToken: 2 * i + 2, ttlMs: 10000 }),
-        JSON.stringify({ ts: iso(b + 15000), type: 'write', resource: res, ownerId: 'worker-b', leaseId: `lease-${i}-b`, fenceToken: 2 * i + 2, result: 'accepted', value: `b${i}` }),
-        JSON.stringify({ ts: iso(b + 16000), type: 'write', resource: res, ownerId: 'worker-a', leaseId: `lease-${i}-a`, fenceToken: 2 * i + 1, result: 'accepted', value: `a${i}` }),
-      );
-    }
-    lines.sort((a, b) => (a.slice(7, 31) < b.slice(7, 31) ? -1 : a.slice(7, 31) > b.slice(7, 31) ? 1 : 0));
+    const lines = articleIncidents(10_000);
     writeFileSync(log, lines.join('\n') + '\n');
     const r = await analyze({ files: [log], maxFindings: 20_000, timelines: { maxResources: 10_000 } });
     expect(r.timelines!.length).toBe(10_000);

@@ -428,10 +428,12 @@
     }
     if (pin) tip.appendChild(h('div', 'note', 'Pinned: Esc or \u00d7 closes.'));
     tip.hidden = false;
+    // Below the picture when that is near (the other lanes stay in sight), else below the mark.
     var r = g.getBoundingClientRect();
+    var pic = g.closest('svg').getBoundingClientRect();
     var left = Math.max(4, Math.min(r.left + window.scrollX - 20, window.scrollX + document.documentElement.clientWidth - tip.offsetWidth - 8));
     tip.style.left = left + 'px';
-    tip.style.top = r.bottom + window.scrollY + 8 + 'px';
+    tip.style.top = (pic.bottom - r.bottom < 220 ? pic.bottom : r.bottom) + window.scrollY + 6 + 'px';
     if (shownFor) shownFor.classList.remove('on');
     shownFor = g;
     g.classList.add('on');
