@@ -256,6 +256,11 @@ describe.skipIf(!available)('html report in chromium', () => {
     await tip.locator('a.torow', { hasText: 'F2' }).click();
     expect(await page.locator('tr#F2-e5').getAttribute('class')).toContain('flash');
     expect(await tip.isVisible()).toBe(false);
+    // A link to a finding's evidence row, from outside the page, opens on it.
+    await page.goto(`${page.url().split('#')[0]}#F2-e5`);
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'yes');
+    await expect.poll(() => page.locator('tr#F2-e5.flash').count()).toBe(1);
+    expect(await page.locator('tr#F2-e5').isVisible()).toBe(true);
     // Cells of the evidence tables do not wrap (the role may, between words): each text is on one line.
     const wrapped = await page.locator('table.ev td:not(.role)').evaluateAll((tds) => {
       const out: string[] = [];

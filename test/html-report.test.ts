@@ -64,6 +64,16 @@ describe('html report: the page', () => {
     expect(bigDocs.filter((d) => d.id.startsWith('class="sw-data"')).flatMap((d) => (d.value as { name: string }[]).map((c) => c.name)).slice(0, 400)).toEqual(big.timelines!.map((t) => t.resource));
   });
 
+  it('a report made without histories still lists every finding, each card saying it is not drawn', async () => {
+    const r = await analyze({ files: [join(FIXTURES, 'article-unsafe.ndjson')] });
+    const html = renderHtml(r);
+    expect(html).toContain('No timelines: this report was made without event histories.');
+    const cards = blocks(html).filter((d) => d.id.startsWith('class="sw-data"')).flatMap((d) => d.value as { notDrawn?: string; findings: unknown[] }[]);
+    expect(cards).toHaveLength(1);
+    expect(cards[0]!.notDrawn).toMatch(/^Not drawn: this report was made without event histories/);
+    expect(cards[0]!.findings).toHaveLength(r.findings.length);
+  });
+
   it('says what it left out and the option that would bring it in', async () => {
     const lines = ['r1', 'r2', 'r3', 'r4'].map((resource, i) => JSON.stringify({ ts: `2026-03-01T10:00:0${i}Z`, type: 'write', resource, result: 'accepted', fenceToken: i < 3 ? undefined : 1 }));
     const { mkdtempSync, writeFileSync } = await import('node:fs');

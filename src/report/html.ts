@@ -151,28 +151,28 @@ function filters(report: Report, cards: number): string {
 }
 
 const LEGEND = `\n<details class="legend" open><summary>How to read the pictures</summary><ul>
-<li data-glyph="wa">a write the resource <b>accepted</b></li>
-<li data-glyph="ws">a write the resource <b>rejected as stale</b> (the fencing token did its job)</li>
-<li data-glyph="wr">a write rejected for another reason, or that failed</li>
-<li data-glyph="wt">a write that timed out (its outcome is unknown)</li>
-<li data-glyph="tok">above a write or a grant: its fencing token (<code>#2</code>), or <code>no token</code></li>
-<li data-glyph="aq">lease granted (acquire)</li>
-<li data-glyph="ab">acquire refused: the lock was busy</li>
-<li data-glyph="ko">keepalive: the lease was renewed</li>
-<li data-glyph="kf">keepalive failed</li>
-<li data-glyph="xe">the lock service expired or revoked the lease</li>
-<li data-glyph="xi">the lease ended here by its TTL: last renewal + ttl (no line logged it)</li>
-<li data-glyph="xl">the worker logged that it lost its lease (its own view, often late)</li>
-<li data-glyph="rl">lease released</li>
-<li data-glyph="rn">release refused (not the holder any more)</li>
-<li data-glyph="ring">red ring: the event a finding is about</li>
-<li data-glyph="gr">several events at one spot: hover, focus or click for the list</li>
-<li data-glyph="bar">lease held, from its grant to its end</li>
-<li data-glyph="inf">dashed end: the end was inferred from the TTL</li>
-<li data-glyph="open">arrow: the lease goes on past the view, or no end is known</li>
-<li data-glyph="tail">dotted: the worker went on as holder after its lease had ended</li>
-<li data-glyph="lead">thin line: a mark moved aside so it does not cover its neighbour; the line points at its time</li>
-<li data-glyph="brk">zigzag band: a quiet stretch left out of the axis; the label under the axis says how long</li>
+<li data-glyph="wa"><span>a write the resource <b>accepted</b></span></li>
+<li data-glyph="ws"><span>a write the resource <b>rejected as stale</b> (the fencing token did its job)</span></li>
+<li data-glyph="wr"><span>a write rejected for another reason, or that failed</span></li>
+<li data-glyph="wt"><span>a write that timed out (its outcome is unknown)</span></li>
+<li data-glyph="tok"><span>above a write or a grant: its fencing token (<code>#2</code>), or <code>no token</code></span></li>
+<li data-glyph="aq"><span>lease granted (acquire)</span></li>
+<li data-glyph="ab"><span>acquire refused: the lock was busy</span></li>
+<li data-glyph="ko"><span>keepalive: the lease was renewed</span></li>
+<li data-glyph="kf"><span>keepalive failed</span></li>
+<li data-glyph="xe"><span>the lock service expired or revoked the lease</span></li>
+<li data-glyph="xi"><span>the lease ended here by its TTL: last renewal + ttl (no line logged it)</span></li>
+<li data-glyph="xl"><span>the worker logged that it lost its lease (its own view, often late)</span></li>
+<li data-glyph="rl"><span>lease released</span></li>
+<li data-glyph="rn"><span>release refused (not the holder any more)</span></li>
+<li data-glyph="ring"><span>red ring: the event a finding is about</span></li>
+<li data-glyph="gr"><span>several events at one spot: hover, focus or click for the list</span></li>
+<li data-glyph="bar"><span>lease held, from its grant to its end</span></li>
+<li data-glyph="inf"><span>dashed end: the end was inferred from the TTL</span></li>
+<li data-glyph="open"><span>arrow: the lease goes on past the view, or no end is known</span></li>
+<li data-glyph="tail"><span>dotted: the worker went on as holder after its lease had ended</span></li>
+<li data-glyph="lead"><span>thin line: a mark moved aside so it does not cover its neighbour; the line points at its time</span></li>
+<li data-glyph="brk"><span>zigzag band: a quiet stretch left out of the axis; the label under the axis says how long</span></li>
 </ul><p>Hover or focus a mark (Tab moves between marks) for its time, <code>file:line</code> and fields; click or press Enter to pin it. <kbd>Esc</kbd> unpins.</p></details>`;
 
 const LIGHT = '--fg:#1f2328;--muted:#59636e;--bg:#fff;--panel:#f6f8fa;--line:#d1d9e0;--lane0:#fafbfc;--lane1:#f0f3f6;--acc:#2e7d32;--stale:#1565c0;--rej:#e65100;--to:#8d6e63;--other:#757575;--ink:#37474f;--bar:#90a4ae;--barlight:#cfd8dc;--ring:#d50000;--bad:#c62828;--warn:#9e6a00;--good:#2e7d32;--hl:#fff3bf;--dec:#ffebee';
@@ -187,7 +187,7 @@ code,pre,kbd{font-family:ui-monospace,SFMono-Regular,Menlo,monospace}pre.story{b
 .v-violated,.sev-error{color:var(--bad);font-weight:600}.v-verified{color:var(--good);font-weight:600}.v-untested{color:var(--muted);font-weight:600}.v-inconclusive,.v-unconfirmed{color:var(--warn);font-weight:600}.sev-warning{color:var(--warn);font-weight:600}.sev-info{color:var(--muted)}
 .note{color:var(--muted);font-style:italic}.warn{border:1px solid var(--warn);padding:8px}.left-out{border-left:4px solid var(--warn);background:var(--panel);padding:6px 10px;margin:10px 0}.left-out ul{margin:4px 0;padding-left:20px}
 .controls{display:flex;flex-wrap:wrap;gap:6px 14px;align-items:center;background:var(--panel);padding:8px 10px;border:1px solid var(--line);position:sticky;top:0;z-index:2}.controls label{font-size:13px}.controls select,.controls input,.controls button{font:inherit;font-size:13px}
-.legend{font-size:13px;margin:10px 0}.legend ul{columns:2;column-gap:28px;padding-left:0;list-style:none;margin:6px 0}.legend li{break-inside:avoid;margin:2px 0;display:flex;gap:6px;align-items:center}.legend li svg{flex:none}
+.legend{font-size:13px;margin:10px 0}.legend ul{columns:2;column-gap:28px;padding-left:0;list-style:none;margin:6px 0}.legend li{break-inside:avoid;margin:2px 0;display:flex;gap:6px;align-items:flex-start}.legend li svg{flex:none}
 .card{border:1px solid var(--line);border-radius:6px;padding:10px 12px;margin:14px 0;background:var(--bg)}.card.f-error{border-left:5px solid var(--bad)}.card.f-warning{border-left:5px solid var(--warn)}.card .meta{color:var(--muted);font-size:13px;margin:0 0 6px}
 .views{display:flex;gap:6px;align-items:center;flex-wrap:wrap;font-size:13px;margin:4px 0}.views button{font:inherit;font-size:12px;border:1px solid var(--line);background:var(--panel);color:var(--fg);border-radius:4px;padding:2px 8px;cursor:pointer}.views button[aria-pressed=true]{background:var(--fg);color:var(--bg)}
 .finding{border-top:1px solid var(--line);margin-top:10px;padding-top:4px}tr.decisive td{background:var(--dec)}tr.flash td,.flash{outline:3px solid var(--ring);outline-offset:1px}
@@ -204,4 +204,4 @@ svg.pic{display:block;margin:4px 0 8px;max-width:100%;height:auto}svg.pic,svg.ic
 .ring{fill:none;stroke:var(--ring);stroke-width:3}
 #tip{position:absolute;z-index:5;max-width:440px;background:var(--bg);color:var(--fg);border:1px solid var(--line);border-radius:6px;box-shadow:0 4px 14px rgba(0,0,0,.25);padding:8px 10px;font-size:12px}#tip[hidden]{display:none}#tip h5{font-size:13px;margin:0 0 4px}#tip dl{display:grid;grid-template-columns:auto 1fr;gap:1px 10px;margin:4px 0}#tip dt{color:var(--muted)}#tip dd{margin:0;overflow-wrap:anywhere}#tip .x{float:right;font:inherit;border:0;background:none;color:var(--muted);cursor:pointer}#tip ul{margin:4px 0;padding-left:16px}#tip .sub{color:var(--muted);border-top:1px solid var(--line);margin-top:4px;padding-top:3px}
 footer{margin-top:30px;color:var(--muted);font-size:12px}
-@media print{:root{${LIGHT}}body{max-width:none;padding:0;font-size:11px}.controls,#tip,nav,.views button,button.goto,.legend>p{display:none!important}.card{break-inside:avoid-page;border-color:#999}svg.pic{break-inside:avoid}a{color:inherit;text-decoration:none}*{-webkit-print-color-adjust:exact;print-color-adjust:exact}.legend ul{columns:3}}`;
+@media print{:root{${LIGHT}}body{max-width:none;padding:0;font-size:11px}.scroll{overflow:visible}table.ev td,table.ev th{white-space:normal;font-size:10px}pre.story{white-space:pre-wrap;overflow:visible;font-size:10px}.controls,#tip,nav,.views button,button.goto,.legend>p{display:none!important}.card{break-inside:avoid-page;border-color:#999}svg.pic{break-inside:avoid}a{color:inherit;text-decoration:none}*{-webkit-print-color-adjust:exact;print-color-adjust:exact}.legend ul{columns:3}}`;

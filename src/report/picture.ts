@@ -292,14 +292,19 @@ export function picture(view: ResourceTimelineView, findings: readonly Finding[]
   const focusTimes = focusItems.map((x) => x.ms);
   for (const b of bars) for (const t of [b.from, b.to, b.lost]) if (t !== undefined && Number.isFinite(t) && inFocus(t)) focusTimes.push(t);
   const halves = new Map(events.map((e, i) => [i, halfOf(e)]));
+  // The room a stretch needs: its busiest lane's marks side by side (focusItems are in time order).
+  const focusMs = focusItems.map((x) => x.ms);
   const need = (a: number, b: number) => {
+    const perLane = new Map<number, number>();
     let most = 0;
-    for (let lane = 0; lane < lanes.length; lane++) {
-      let w = 0;
-      for (const x of focusItems) if (events[x.i]!.lane === lane && x.ms >= a && x.ms <= b) w += 2 * halves.get(x.i)!;
-      most = Math.max(most, w + 2);
+    for (let k = lowerBound(focusMs, a), end = upperBound(focusMs, b); k < end; k++) {
+      const x = focusItems[k]!;
+      const lane = events[x.i]!.lane;
+      const w = (perLane.get(lane) ?? 0) + 2 * halves.get(x.i)!;
+      perLane.set(lane, w);
+      if (w > most) most = w;
     }
-    return most;
+    return most + 2;
   };
   const focusAxis = brokenAxis(focusTimes, merged, { lo: PLOT_L, hi: PLOT_R, minSep: 24, breakWidth: BREAK_W, pad: PAD, maxBreaks: 12, need });
   const dMin = merged[0]!.t0;
