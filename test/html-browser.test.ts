@@ -104,7 +104,7 @@ describe.skipIf(!available)('html report in chromium', () => {
 
   const report = (files: string[], options: Partial<AnalyzeOptions> = {}) => analyze({ files, timelines: { all: true }, ...options });
 
-  it("the article's incident: lanes, the late write ringed and linked to its finding, a strict CSP, nothing fetched", async () => {
+  it("the article's incident: lanes, the late write ringed, a strict CSP, nothing fetched, the reader's colour scheme and white paper", async () => {
     await open('unsafe.html', renderHtml(await report([join(FIXTURES, 'article-unsafe.ndjson')])));
     expect(await page.locator('.card svg.pic').count()).toBe(1);
     expect(await page.locator('.card svg text.lname').allTextContents()).toEqual(['worker-a', 'worker-b']);
@@ -122,6 +122,16 @@ describe.skipIf(!available)('html report in chromium', () => {
     // A blank page compresses to a few KB; this one has text, tables and a drawing.
     const shot = await page.screenshot({ fullPage: true, path: join(dir, 'unsafe.png') });
     expect(shot.length).toBeGreaterThan(30000);
+    // It follows the reader's colour scheme, and prints on white.
+    const colours = () => page.evaluate(() => [getComputedStyle(document.body).backgroundColor, getComputedStyle(document.querySelector('.card .lane0')!).fill]);
+    const light = await colours();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    const dark = await colours();
+    expect(dark[0]).not.toBe(light[0]);
+    expect(dark[1]).not.toBe(light[1]);
+    await page.emulateMedia({ colorScheme: 'dark', media: 'print' });
+    expect(await colours()).toEqual(light);
+    await page.emulateMedia({ colorScheme: 'light', media: 'screen' });
     expect(requests).toEqual([]);
     expect(errors).toEqual([]);
   }, 60000);

@@ -337,7 +337,7 @@
   var tip = h('div');
   tip.id = 'tip';
   tip.hidden = true;
-  tip.setAttribute('role', 'dialog');
+  tip.setAttribute('role', 'tooltip');
   var pinned = null;
   var shownFor = null;
 
