@@ -146,6 +146,21 @@ describe('html report: layout', () => {
     expect(bar.lostX).toBeGreaterThan(bar.x1 + 300);
   });
 
+  it('the real safe run opens on the stale write the resource rejected and the write it was measured against', async () => {
+    const c = fixtures.find((x) => x.name.startsWith('real/etcd-safe'))!;
+    const r = await analyze({ files: c.files, ...c.options, timelines: {} });
+    expect(r.findings.map((f) => f.rule)).toEqual(['keepalive-gap']);
+    const p = picture(r.timelines![0]!, r.findings);
+    expect(p.focusOn).toBe('evidence+rejections');
+    const shown = p.focus.marks.flatMap((m) => m.ev.map((i) => p.events[i]!));
+    expect(shown.filter((e) => e.type === 'write').map((e) => [e.owner, e.token, e.result])).toEqual([
+      ['worker-b', '4', 'accepted'],
+      ['worker-a', '2', 'rejected-stale-fence'],
+    ]);
+    const tail = p.focus.bars.find((b) => b.lostX !== undefined)!;
+    expect(tail.lostX! - tail.x1).toBeGreaterThan(300); // worker-a went on as holder across the breaks
+  });
+
   it('placeRow: in order, never overlapping, inside the row; groups only when the marks cannot fit', () => {
     fc.assert(
       fc.property(fc.array(fc.record({ x: fc.double({ min: 0, max: 800, noNaN: true }), half: fc.double({ min: 3, max: 30, noNaN: true }), keep: fc.boolean() }), { maxLength: 60 }), fc.boolean(), (raw, group) => {

@@ -120,8 +120,8 @@ export interface Picture {
   focus: PicView;
   /** The whole span at true proportions; absent when the focus view already is that. */
   whole?: PicView;
-  /** What the focus view opens on: the findings' evidence, or all activity (no findings). */
-  focusOn: 'evidence' | 'activity';
+  /** What the focus view opens on: the findings' evidence and the stale writes the resource rejected (what makes it verified), else all its events. */
+  focusOn: 'evidence' | 'evidence+rejections' | 'rejections' | 'activity';
   /** By finding id, the event each evidence item is drawn as (-1: not drawn). */
   evidence: Map<string, number[]>;
 }
@@ -266,15 +266,29 @@ export function picture(view: ResourceTimelineView, findings: readonly Finding[]
   // between them are merged, and what lies between the others is left out (a break says how much).
   const stretches: { t0: number; t1: number }[] = [];
   const allMs = items.map((x) => x.ms);
-  for (const f of findings) {
-    const ms = (evidence.get(f.id) ?? []).filter((i) => i >= 0).map((i) => msOf[i]!);
-    for (const t of ms) {
-      const k = lowerBound(allMs, t);
-      const j = upperBound(allMs, t);
-      stretches.push({ t0: k > 0 ? allMs[k - 1]! : t, t1: j < allMs.length ? allMs[j]! : t });
+  const around = (t: number) => {
+    const k = lowerBound(allMs, t);
+    const j = upperBound(allMs, t);
+    stretches.push({ t0: k > 0 ? allMs[k - 1]! : t, t1: j < allMs.length ? allMs[j]! : t });
+  };
+  for (const f of findings) for (const i of evidence.get(f.id) ?? []) if (i >= 0) around(msOf[i]!);
+  const cited = stretches.length > 0;
+  let rejected = false;
+  // A stale write the resource rejected, and the accepted write whose token it was measured against.
+  items.forEach((x, k) => {
+    const e = events[x.i]!;
+    if (e.glyph !== 'ws') return;
+    around(x.ms);
+    rejected = true;
+    for (let j = k - 1; j >= 0; j--) {
+      const w = events[items[j]!.i]!;
+      if (w.glyph === 'wa' && w.token !== undefined && w.token === e.highest) {
+        around(items[j]!.ms);
+        break;
+      }
     }
-  }
-  const focusOn = stretches.length > 0 ? 'evidence' : 'activity';
+  });
+  const focusOn = cited ? (rejected ? 'evidence+rejections' : 'evidence') : rejected ? 'rejections' : 'activity';
   if (stretches.length === 0 && items.length > 0) stretches.push({ t0: items[0]!.ms, t1: items[items.length - 1]!.ms });
   stretches.sort((a, b) => a.t0 - b.t0);
   const merged: { t0: number; t1: number; hiddenBefore: number }[] = [];
@@ -357,6 +371,8 @@ export function picture(view: ResourceTimelineView, findings: readonly Finding[]
       // Clipped to the first and last stretch of the view it overlaps (a bar crosses the breaks between).
       const start = windows.find((w) => b.to >= w.t0 && b.from <= w.t1)!.t0;
       const end = windows.filter((w) => b.to >= w.t0 && b.from <= w.t1).pop()!.t1;
+      // A lease that only touches the view at its edge (ended as it begins) is not drawn.
+      if (Math.min(b.to, end) <= Math.max(b.from, start) && (b.from < start || b.to > end)) continue;
       const r = rows[b.lane]!;
       const sub = r[0]! <= b.from ? 0 : 1;
       if (sub === 1) overlapping.add(b.lane);
@@ -364,7 +380,11 @@ export function picture(view: ResourceTimelineView, findings: readonly Finding[]
       const bar: PicBar = { lane: b.lane, x0: round(Math.max(lo, b.from < start ? xOf(axis, start) : xOf(axis, b.from))), x1: round(Math.min(hi, b.to > end ? xOf(axis, end) : xOf(axis, b.to))), sub, end: b.end, title: barTitle(b, base) };
       if (b.from < start) bar.clipL = true;
       if (b.to > end) bar.clipR = true;
-      if (b.lost !== undefined && b.to <= end) bar.lostX = round(Math.min(hi, b.lost > end ? xOf(axis, end) : xOf(axis, b.lost)));
+      if (b.lost !== undefined && b.to <= end) {
+        // The tail runs on, across breaks, to the worker's line, or to the end of the view's last stretch before it.
+        const last = windows.filter((w) => w.t0 <= b.lost!).pop()!;
+        bar.lostX = round(Math.min(hi, xOf(axis, Math.min(b.lost, last.t1))));
+      }
       drawn.push(bar);
     }
     for (const bar of drawn) if (!overlapping.has(bar.lane)) bar.sub = -1;

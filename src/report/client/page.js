@@ -186,10 +186,17 @@
     return svg;
   }
 
+  var FOCUS_NOTE = {
+    evidence: "Opens on the evidence of this resource's findings.",
+    'evidence+rejections': "Opens on the evidence of this resource's findings and on the stale writes it rejected.",
+    rejections: 'Opens on the stale writes this resource rejected.',
+    activity: 'All of this resource\u2019s events.'
+  };
+
   function viewNote(c, name) {
     var v = c[name];
     if (name === 'whole') return 'The whole captured history at true proportions; events at one spot are grouped (Focus draws them apart).';
-    var parts = [c.focusOn === 'evidence' ? "Opens on the evidence of this resource's findings." : 'All of this resource\u2019s events.'];
+    var parts = [FOCUS_NOTE[c.focusOn] || ''];
     if (v.breaks.length > 0) parts.push('Quiet stretches are left out of the axis (zigzag bands; the label under the axis says how long).');
     var n = function (k, what) {
       return k + ' ' + what.replace('#', k === 1 ? 'event' : 'events');
@@ -311,7 +318,7 @@
     else {
       var views = h('div', 'views');
       if (c.whole !== undefined) {
-        [['focus', c.focusOn === 'evidence' ? 'Focus on the evidence' : 'Quiet stretches compressed'], ['whole', 'Whole span']].forEach(function (p) {
+        [['focus', c.focusOn === 'activity' ? 'Quiet stretches compressed' : 'Focus on the evidence'], ['whole', 'Whole span']].forEach(function (p) {
           var b = h('button', null, p[1]);
           b.type = 'button';
           b.dataset.view = p[0];
