@@ -152,7 +152,7 @@ describe('html report: layout', () => {
     expect(r.findings.map((f) => f.rule)).toEqual(['keepalive-gap']);
     const p = picture(r.timelines![0]!, r.findings);
     expect(p.focusOn).toBe('evidence+rejections');
-    const shown = p.focus.marks.flatMap((m) => m.ev.map((i) => p.events[i]!));
+    const shown = p.focus.marks.flatMap((m) => m.ev.map((i) => p.events[i]!)).sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0));
     expect(shown.filter((e) => e.type === 'write').map((e) => [e.owner, e.token, e.result])).toEqual([
       ['worker-b', '4', 'accepted'],
       ['worker-a', '2', 'rejected-stale-fence'],
