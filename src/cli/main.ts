@@ -125,7 +125,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print invalid lines to stderr' })
           .options(PROFILE_OPTIONS)
           .option('all-resources', { type: 'boolean', default: false, describe: 'html: draw every resource, not only those with findings' })
-          .option('max-drawn', { type: 'number', default: 50, describe: 'html: resources drawn at most (a note says how many were left out)' })
+          .option('max-drawn', { type: 'number', default: 50, describe: 'html: resources drawn at most, worst first (the page says how many were left out)' })
           .option('max-diagrams', { type: 'number', default: MAX_DIAGRAMS, describe: 'markdown: findings given a Mermaid sequence diagram at most (the others say they have none)' })
           .option('max-resources', { type: 'number', default: DEFAULT_MAX_RESOURCES, describe: 'Resources tracked at most; past it, events of new resources are not analysed and the run exits 2' })
           .option('workers', { choices: ['auto', 'on', 'off'] as const, default: 'auto' as const, describe: 'Parse input files on worker threads beside the analysis: on, off, or auto (files of 8 MiB or more, on machines with 3 or more cores). Same results either way' })
@@ -136,7 +136,8 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .example('$0 analyze --format json -o report.json logs/*.ndjson', 'Write the JSON report to a file')
           .example('$0 analyze --fail-on warning --strict ci.ndjson', 'Be strict in CI')
           .example('$0 analyze -f markdown -o postmortem.md logs/*.ndjson.gz', 'A report to paste into the postmortem')
-          .example('$0 analyze -f html -o incident.html logs/*', 'A self-contained page with swimlanes per resource')
+          .example('$0 analyze -f html -o incident.html logs/*', 'A self-contained page: each resource\'s lanes opened on the evidence, details on hover')
+          .example('$0 analyze -f html --max-drawn 10000 -o big.html logs/*', 'Draw every resource of a big incident (cards drawn as they scroll into view)')
           .example('$0 analyze -f junit -o stalewrite.xml chaos.ndjson', 'JUnit XML for CI test reports')
           .example('$0 analyze -f github chaos.ndjson', 'GitHub Actions annotations (+ $GITHUB_STEP_SUMMARY)')
           .example('tail -F app.log | $0 analyze -f ndjson -', 'Alert on each finding as it happens'),
