@@ -22,6 +22,7 @@ import { checkAnalyzeOptions } from './model/options.js';
 import { verdictOf, verdictReasons } from './verdict.js';
 import { ITEM_COPY, ITEM_EVENT, ITEM_EXTRA, PartitionFilter, Placeholder, Witness, type PartitionSpec } from './ingest/partition.js';
 import { MAX_PARTITIONS } from './partition/hash.js';
+import { DEFAULT_MAX_LEASE_HOLDERS } from './timeline/lease-holders.js';
 import { findingPointers, pointAt } from './partition/merge.js';
 import { autoJobs, runJobs } from './partition/jobs.js';
 import { OptionError } from './model/options.js';
@@ -54,6 +55,8 @@ export interface AnalyzeOptions {
   maxFindings?: number;
   /** Resources tracked at most (default 1 000 000); see Report.summary.untrackedEvents. */
   maxResources?: number;
+  /** Lease–resource pairs indexed for lease-scoped events, with a profile that gives them (default 200 000). */
+  maxLeaseHolders?: number;
   /** busy-rate-rising window in ms (default 60000), threshold 0..1 (default 0.25). */
   busyWindowMs?: number;
   busyThreshold?: number;
@@ -219,6 +222,8 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   }
   if (sources.length === 0) throw new InputError('nothing to analyze: give files, streams or events');
 
+  // The lock service each input's profile declares, by the name its events carry as `file`.
+  const byFile = new Map(summaries.map((s) => [s.file, s]));
   const capture = options.timelines === undefined ? undefined : new EventCapture({ resources: options.timelines.resources, perResource: options.timelines.perResource });
   const engine = new Engine({
     capture,
@@ -231,6 +236,9 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     onFinding: options.onFinding,
     lines: lineStore.read,
     partition: part !== undefined,
+    serviceOf: (file) => byFile.get(file)?.service,
+    leaseScoped: profile.leaseScoped === true,
+    maxLeaseHolders: options.maxLeaseHolders,
   });
   const clockSkewMs = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
   const recent = options.dedupe === false ? undefined : new RecentEvents(options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS), undefined, undefined, lineStore.read);
@@ -274,7 +282,8 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
         ],
         order: report.findings.map((f) => [...(engine.orderOf(f) ?? [])]),
         firstByRule: Object.fromEntries(engine.firstByRule),
-        held: { resources: engine.resourceCount, operations: engine.operations.made, captured: capture?.size ?? 0, copies: recent?.peak ?? 0, copyChars: recent?.peakChars ?? 0 },
+        held: { resources: engine.resourceCount, operations: engine.operations.made, captured: capture?.size ?? 0, copies: recent?.peak ?? 0, copyChars: recent?.peakChars ?? 0, leaseHolders: engine.holdersPeak },
+        leaseScoped: { events: engine.leaseScopedEvents, applied: engine.leaseScopedApplied },
         inexact: [...engine.inexact].map(([reason, count]) => ({ reason, count })),
       };
       if (capture !== undefined) report.partition.uncaptured = uncaptured;
@@ -366,26 +375,31 @@ async function feedPartition(engine: Engine, merged: ReturnType<typeof mergeByTi
       if (t > highest[src]!) highest[src] = t;
       const at = ++seq[src]!;
       if (t > newest) newest = t;
-      if (ev instanceof Placeholder) {
+      // A lease-scoped event another partition counts: applied here as it is, but not counted.
+      const shared = ev instanceof Placeholder && ev.apply;
+      if (ev instanceof Placeholder && !shared) {
         witness.item(ev, src, ev.extra ? ITEM_EXTRA : ITEM_EVENT);
         engine.pushForeign(ev);
         continue;
       }
-      if (recent !== undefined && recent.seen(ev)) {
+      const own = shared ? (ev as Placeholder).full() : ev;
+      if (recent !== undefined && recent.seen(own)) {
         const summary = summaries[src]!;
-        summary.events--;
-        summary.duplicates++;
+        if (!shared) {
+          summary.events--;
+          summary.duplicates++;
+        }
         // A single run's window ends at the newest time of every partition's lines.
         if (t < newest - recent.window) engine.noteInexact('a copy was recognised that arrived further behind the newest line than the duplicate window: a single run may not have recognised it');
-        witness.item(ev, src, ITEM_COPY);
-        engine.pushForeign(ev);
+        witness.item(own, src, ITEM_COPY);
+        engine.pushForeign(own);
         continue;
       }
-      witness.item(ev, src, ITEM_EVENT);
+      witness.item(own, src, ITEM_EVENT);
       engine.atTs = highest[src]!;
       engine.atFrom = src;
       engine.atSeq = at;
-      engine.push(ev);
+      engine.push(own);
     }
   }
 }
@@ -405,6 +419,7 @@ function fingerprint(options: AnalyzeOptions, rules: readonly Rule[], profile: P
     busyWindowMs: options.busyWindowMs ?? DEFAULT_BUSY_WINDOW_MS,
     busyThreshold: options.busyThreshold ?? DEFAULT_BUSY_THRESHOLD,
     dedupe: options.dedupe !== false,
+    maxLeaseHolders: options.maxLeaseHolders ?? DEFAULT_MAX_LEASE_HOLDERS,
     duplicateWindowMs: options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS),
     timelines: options.timelines === undefined ? null : { all: options.timelines.all ?? false, resources: options.timelines.resources ?? null, maxResources: options.timelines.maxResources ?? 50, perResource: options.timelines.perResource ?? 1000 },
   };
@@ -497,6 +512,10 @@ async function* counted(chunks: AsyncIterable<Buffer>, name: string, progress: P
 function filesForWorkers(sizes: readonly (number | undefined)[], profile: Profile, mode: 'auto' | 'on' | 'off'): Set<number> {
   const chosen = new Set<number>();
   if (mode === 'off' || profile.recipe === undefined || (mode === 'auto' && availableParallelism() < 3)) return chosen;
+  // A profile whose declared lock service its recipe does not carry (`{ ...canonical, service }`)
+  // would lose it on a worker thread: such a profile is run on the main thread.
+  const recipeService = profile.recipe.kind === 'mapping' ? (profile.recipe.spec as { service?: string }).service : undefined;
+  if (profile.service !== recipeService) return chosen;
   const candidates: { i: number; size: number }[] = [];
   sizes.forEach((size, i) => {
     if (size !== undefined && (mode === 'on' || size >= WORKER_MIN_BYTES)) candidates.push({ i, size });
@@ -532,6 +551,7 @@ async function* sourceEvents(input: InputSource, profile: Profile, stats: InputS
 
 async function* recordEvents(records: readonly Record<string, unknown>[], chosen: Profile, stats: InputStats, summary: FileSummary, part?: PartitionFilter): AsyncGenerator<LockEvent[]> {
   const profile = chosen.detect !== undefined && records.length > 0 ? chosen.detect(JSON.stringify(records[0])) : chosen;
+  if (profile.service !== undefined) summary.service = profile.service;
   const out: LockEvent[] = [];
   for (let i = 0; i < records.length; i++) {
     summary.lines++;
@@ -547,7 +567,10 @@ export function buildReport(engine: Engine, stats: InputStats): Report {
   for (const r of resources) byReadiness[r.readiness]++;
   const verdict = verdictOf(resources);
   const input = stats.summary();
-  const reasons = verdictReasons({ resources, findings: engine.findings, input, writeEvents: engine.writeEvents, untrackedEvents: engine.untrackedEvents }, verdict);
+  const reasons = verdictReasons(
+    { resources, findings: engine.findings, input, writeEvents: engine.writeEvents, untrackedEvents: engine.untrackedEvents, leaseScopedEvents: engine.leaseScopedEvents, leaseScopedApplied: engine.leaseScopedApplied },
+    verdict,
+  );
   return {
     tool: { name: 'stalewrite', version: VERSION, reportFormat: 2 },
     summary: {

@@ -10,10 +10,11 @@
  * calls it when live input goes quiet), and `finish()` does at the end of input. A view that
  * arrives after its finding was emitted is counted in `lateViews` and joins no finding.
  */
-import { detach, fieldsOf, keep, type LineReader, type LockEvent } from './model/event.js';
+import { detach, fieldsOf, isLeaseScoped, keep, type LineReader, type LockEvent } from './model/event.js';
 import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity, Uncertainty } from './model/report.js';
 import { formatToken, plural } from './model/format.js';
 import { formatMessage, type MessageData } from './model/message.js';
+import { serviceFacts, type ServiceId } from './model/services.js';
 import { isStaleRule } from './verdict.js';
 import { isoOf } from './model/time.js';
 import { checkEngineOptions } from './model/options.js';
@@ -22,6 +23,7 @@ import { DEFAULT_MAX_OPERATIONS, OperationIndex, type OperationEntry } from './t
 import type { EventCapture } from './timeline/capture.js';
 import { ResourceTimeline } from './timeline/timeline.js';
 import { findingId } from './partition/hash.js';
+import { DEFAULT_MAX_LEASE_HOLDERS, LeaseHolders } from './timeline/lease-holders.js';
 
 export interface EngineOptions {
   rules: readonly Rule[];
@@ -48,6 +50,16 @@ export interface EngineOptions {
    * the merge, and watches for the cases where a partition could differ from a single run (inexact).
    */
   partition?: boolean;
+  /** The lock service the input named `file` is declared to come from (a profile's or mapping's `service`), if any. */
+  serviceOf?: (file: string) => ServiceId | undefined;
+  /**
+   * Lease-scoped events will come (Profile.leaseScoped): keep an index of the resources each lease
+   * was granted on, so that each such event finds them at once. Without it, one is still applied,
+   * but by looking through every resource.
+   */
+  leaseScoped?: boolean;
+  /** (lease, resource) pairs that index keeps at most (default 200 000); see LeaseHolders. */
+  maxLeaseHolders?: number;
 }
 
 export const DEFAULT_CLOCK_SKEW_MS = 250;
@@ -99,6 +111,11 @@ export class Engine {
   /** In finish(): the end rule's place in `ends`, and the timeline's creation index. */
   private ending = -1;
   private endingTimeline = 0;
+  /** Partition runs: where each (lease, resource) pair of the lease index was granted, and the copy of a lease-scoped event being pushed. */
+  private readonly grantAt: Map<string, number[]> | undefined;
+  private copyAt: number[] | undefined;
+  /** The most (lease, resource) pairs the lease index held at once (partition runs compare the sum with its bound). */
+  holdersPeak = 0;
   /** Lines placed in the merge so far (partition runs: this partition's and the others'). */
   private items = 0;
   private readonly maxOperations: number;
@@ -106,6 +123,11 @@ export class Engine {
   private readonly operationMade: WeakMap<OperationEntry, number> | undefined;
   /** Partition runs: per waiting or emitted finding, its deadline, negative when a single run's could have been later. */
   private readonly deadlineOf: WeakMap<Finding, number> | undefined;
+  /** Lease-scoped events (a session expiry naming no resource), and those that found a resource holding their lease. */
+  leaseScopedEvents = 0;
+  leaseScopedApplied = 0;
+  /** Which resources each lease was granted on, when lease-scoped events will come. */
+  private readonly holders: LeaseHolders | undefined;
   private readonly timelines = new Map<string, ResourceTimeline>();
   private readonly handlers: Map<string, { rule: Rule; index: number; handle: NonNullable<Rule['on'][keyof Rule['on']]> }[]>;
   private readonly foreignRules: { rule: Rule; index: number; handle: NonNullable<Rule['onForeign']> }[] = [];
@@ -164,8 +186,10 @@ export class Engine {
       this.firstKeys = new Float64Array(3 * 1024);
       this.deadlineOf = new WeakMap();
       this.operationMade = new WeakMap();
+      if (options.leaseScoped === true) this.grantAt = new Map();
       this.foreignRules = options.rules.flatMap((rule, index) => (rule.onForeign !== undefined ? [{ rule, index, handle: rule.onForeign }] : []));
     }
+    this.holders = options.leaseScoped === true ? new LeaseHolders(options.maxLeaseHolders ?? DEFAULT_MAX_LEASE_HOLDERS) : undefined;
     this.handlers = new Map();
     options.rules.forEach((rule, index) => {
       for (const [type, handle] of Object.entries(rule.on)) {
@@ -176,12 +200,16 @@ export class Engine {
       }
     });
     const self = this;
+    const serviceOf = options.serviceOf;
     this.context = {
       get timeline() {
         return self.currentTimeline!;
       },
       options: this.options,
       operations: this.operations,
+      service(event: LockEvent) {
+        return serviceFacts(serviceOf?.(event.file));
+      },
       report(input: ReportInput) {
         self.report(input);
       },
@@ -227,6 +255,7 @@ export class Engine {
       this.streamTime = event.ts;
       if (this.pendingHead < this.pending.length && this.deadlines[this.pendingHead]! < event.ts) this.emitDue(event.ts);
     }
+    if (isLeaseScoped(event)) return this.pushLeaseScoped(event);
     if (event.type === 'write') this.writeEvents++;
     // Consecutive events often name the same resource: one comparison instead of a map lookup.
     let timeline = this.lastTimeline !== undefined && this.lastTimeline.resource === event.resource ? this.lastTimeline : this.timelines.get(event.resource);
@@ -246,6 +275,61 @@ export class Engine {
     if (event.type === 'write' && event.operationId !== undefined) this.track(timeline, event);
     this.capture?.add(event, timeline.findings > 0);
     timeline.apply(event);
+    if (this.holders !== undefined && event.leaseId !== undefined && event.type !== 'write' && event.type !== 'keepalive') this.index(timeline, event);
+  }
+
+  /**
+   * A lease-scoped event: one copy of it, naming the resource, for each resource whose lease of
+   * that id is live (no end logged yet), in the order the lease was granted there.
+   */
+  private pushLeaseScoped(event: LockEvent): void {
+    this.leaseScopedEvents++;
+    const holds = (t: ResourceTimeline | undefined): t is ResourceTimeline => {
+      const lease = t?.findLease(event);
+      return lease !== undefined && lease.end === undefined;
+    };
+    const targets: ResourceTimeline[] = [];
+    if (event.leaseId !== undefined) {
+      if (this.holders !== undefined) {
+        for (const r of this.holders.resources(event.leaseId)) {
+          const t = this.timelines.get(r);
+          if (holds(t)) targets.push(t);
+        }
+      } else for (const t of this.timelines.values()) if (holds(t)) targets.push(t);
+    }
+    if (targets.length === 0) return;
+    this.leaseScopedApplied++;
+    for (const t of targets) {
+      // Partition runs: each copy is ordered by where its lease was granted on the resource, as a
+      // single run applies the copies (the lease's grants, oldest first).
+      if (this.grantAt !== undefined) this.copyAt = this.grantAt.get(`${event.leaseId}\u0000${t.resource}`);
+      this.push({ ...event, resource: t.resource });
+    }
+    this.copyAt = undefined;
+  }
+
+  /** Keep the lease index: a grant adds the resource to its lease, a logged end removes it. */
+  private index(timeline: ResourceTimeline, event: LockEvent): void {
+    const lease = timeline.findLease(event);
+    const holders = this.holders!;
+    if (event.type === 'acquire') {
+      if (event.result === 'granted' && lease !== undefined) {
+        const key = `${lease.leaseId!}\u0000${timeline.resource}`;
+        if (this.grantAt !== undefined && !holders.resources(lease.leaseId!).includes(timeline.resource)) this.grantAt.set(key, [this.atTs, this.atFrom, this.atSeq]);
+        holders.add(lease.leaseId!, timeline.resource);
+        if (holders.size > this.holdersPeak) this.holdersPeak = holders.size;
+        // Pairs the index forgot (past its bound) keep no place either.
+        if (this.grantAt !== undefined && this.grantAt.size > 2 * holders.size + 1024) this.grantAt.clear();
+      }
+    } else if (lease === undefined || lease.end !== undefined) {
+      holders.delete(event.leaseId!, timeline.resource);
+      this.grantAt?.delete(`${event.leaseId!}\u0000${timeline.resource}`);
+    }
+  }
+
+  /** (lease, resource) pairs forgotten by the lease index, past its bound. */
+  get leaseHoldersForgotten(): number {
+    return this.holders?.forgotten ?? 0;
   }
 
   /**
@@ -437,7 +521,10 @@ export class Engine {
     // end rule's place, the resource's first event's place).
     let key: number[] | undefined;
     if (this.orderKeys !== undefined) {
-      if (this.ending === -1) key = [0, this.atTs, this.atFrom, this.atSeq, made];
+      if (this.ending === -1) {
+        const g = this.copyAt;
+        key = g === undefined ? [0, this.atTs, this.atFrom, this.atSeq, -1, -1, -1, made] : [0, this.atTs, this.atFrom, this.atSeq, g[0]!, g[1]!, g[2]!, made];
+      }
       else {
         const k = this.firstKeys!;
         const j = 3 * this.endingTimeline;

@@ -20,6 +20,9 @@ export interface VerdictFacts {
   input: InputSummary;
   writeEvents: number;
   untrackedEvents: number;
+  /** Lease-scoped events (an authority's session or lease end naming no resource), and those that found a resource holding their lease. */
+  leaseScopedEvents?: number;
+  leaseScopedApplied?: number;
 }
 
 export function verdictOf(resources: readonly ResourceSummary[]): Readiness {
@@ -45,6 +48,13 @@ export function verdictReasons(facts: VerdictFacts, verdict: Readiness): Verdict
     out.push({
       id: 'mostly-unread',
       message: `${unread} of ${nonBlank} lines were not read as events (${i.ignored} ignored, ${i.invalid} invalid): is the profile or mapping right? (\`stalewrite map FILE\`)`,
+    });
+  }
+  const scoped = facts.leaseScopedEvents ?? 0;
+  if (scoped > 0 && (facts.leaseScopedApplied ?? 0) === 0) {
+    out.push({
+      id: 'unmatched-lease-ends',
+      message: `none of ${plural(scoped, 'lease-scoped event')} (an authority's session or lease end, naming no resource) found a live lease of its id in these logs: if the workers' sessions are among them, do the workers log the same lease or session id, normalised alike? (\`stalewrite map FILE\` shows both)`,
     });
   }
   if (facts.untrackedEvents > 0) {

@@ -56,11 +56,15 @@ describe('json', () => {
 });
 
 describe('markdown', () => {
-  it('has the summary, readiness, findings with stories, and input health', async () => {
-    const md = renderMarkdown(await analyze({ files: [fixture('mixed-incidents.ndjson')] }));
-    for (const h of ['# stalewrite report: VIOLATED', '## Readiness', '## Findings', '## Input health', '### `accepted-stale-write` (error)', '| symptom | cause | check | action |', '```text', 't=0']) {
+  it('has the summary, readiness, findings with stories and sequence diagrams, and input health', async () => {
+    const report = await analyze({ files: [fixture('mixed-incidents.ndjson')] });
+    const md = renderMarkdown(report);
+    for (const h of ['# stalewrite report: VIOLATED', '## Readiness', '## Findings', '## Input health', '### `accepted-stale-write` (error)', '| symptom | cause | check | action |', '```text', 't=0', '```mermaid\nsequenceDiagram\n']) {
       expect(md).toContain(h);
     }
+    // One diagram per finding, between its story and its evidence table (test/markdown-mermaid.test.ts renders them).
+    expect(md.match(/^```mermaid$/gm)).toHaveLength(report.findings.length);
+    expect(md).toMatch(/^```\n\n```mermaid\n[\s\S]*?\n```\n\n\| where \| role \|/m);
     expect(md).toMatch(/mixed-incidents\.ndjson:10`? not valid JSON/);
   });
 

@@ -84,6 +84,7 @@ describe.skipIf(!haveParallel)('GNU parallel', () => {
         o?.mapping !== undefined ? `--mapping '${join(c.expectPath, '..', o.mapping)}'` : o?.profile !== undefined ? `--profile ${o.profile}` : '',
         o?.klogYear !== undefined ? `--klog-year ${o.klogYear}` : '',
         o?.klogZone !== undefined ? `--klog-zone '${o.klogZone}'` : '',
+        o?.log4jZone !== undefined ? `--log4j-zone '${o.log4jZone}'` : '',
       ].join(' ');
       const dir = join(work, `f${k}`);
       mkdirSync(dir);

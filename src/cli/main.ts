@@ -19,7 +19,10 @@ import { canonical } from '../profiles/canonical.js';
 import { MappingError, PROFILE_NAMES, type ProfileName } from '../profiles/names.js';
 import type { Profile } from '../profiles/types.js';
 import { escapeTerminal } from '../report/escape.js';
+import type { MarkdownOptions } from '../report/markdown.js';
+import { MAX_DIAGRAMS } from '../report/mermaid.js';
 import { renderExplain, UnknownRuleError } from './explain.js';
+import { SERVICE_IDS } from '../model/services.js';
 import { VERSION } from '../version.js';
 import { checkMistypedCommand, UnknownCommandError, unknownOptions, unknownOptionsMessage } from './did-you-mean.js';
 import { appendSummaryChunks, InputSet, interruptedNote, onStdoutError, openPlanned, OutputError, planOutput, stdoutSink, writeStdout, type OutputPlan, type Sink } from './output.js';
@@ -53,6 +56,7 @@ const PROFILE_OPTIONS = {
   mapping: { alias: 'm', type: 'string', describe: 'A mapping file for your own log fields (see README "Your own logs"); replaces --profile' },
   'klog-year': { type: 'number', describe: 'k8s-leaderelection: the year klog text lines lack [default: this year]' },
   'klog-zone': { type: 'string', describe: 'k8s-leaderelection: the zone klog text lines lack, e.g. Z or +02:00 [default: Z]' },
+  'log4j-zone': { type: 'string', describe: 'zookeeper: the zone of Java log timestamps written without one (%d{ISO8601}), e.g. Z or +02:00 [default: Z]' },
 } as const;
 
 interface ProfileArgs {
@@ -60,6 +64,7 @@ interface ProfileArgs {
   mapping?: string;
   'klog-year'?: number;
   'klog-zone'?: string;
+  'log4j-zone'?: string;
 }
 
 /** The profile asked for; the mapping machinery is loaded only for other profiles than canonical. */
@@ -69,10 +74,13 @@ async function profileFrom(args: ProfileArgs): Promise<Profile> {
   const year = args['klog-year'];
   if (year !== undefined && !(Number.isInteger(year) && year >= 1970 && year <= 9999)) throw new UsageError('--klog-year must be a year such as 2026');
   const klog = { year, zone };
+  const log4jZone = args['log4j-zone'];
+  if (log4jZone !== undefined && !/^(Z|[+-]\d{2}:\d{2})$/.test(log4jZone)) throw new UsageError(`--log4j-zone "${log4jZone}" is not Z or an offset such as +02:00`);
+  const log4j = { zone: log4jZone };
   if (args.mapping === undefined && args.profile === 'canonical') return canonical;
   const { getProfile, loadMapping } = await import('../profiles/index.js');
-  if (args.mapping !== undefined) return loadMapping(args.mapping, { klog });
-  return getProfile(args.profile, { klog });
+  if (args.mapping !== undefined) return loadMapping(args.mapping, { klog, log4j });
+  return getProfile(args.profile, { klog, log4j });
 }
 
 export async function main(argv: string[] = hideBin(process.argv)): Promise<void> {
@@ -119,7 +127,8 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print invalid lines to stderr' })
           .options(PROFILE_OPTIONS)
           .option('all-resources', { type: 'boolean', default: false, describe: 'html: draw every resource, not only those with findings' })
-          .option('max-drawn', { type: 'number', default: 50, describe: 'html: resources drawn at most (a note says how many were left out)' })
+          .option('max-drawn', { type: 'number', default: 50, describe: 'html: resources drawn at most, worst first (the page says how many were left out)' })
+          .option('max-diagrams', { type: 'number', default: MAX_DIAGRAMS, describe: 'markdown: findings given a Mermaid sequence diagram at most (the others say they have none)' })
           .option('max-resources', { type: 'number', default: DEFAULT_MAX_RESOURCES, describe: 'Resources tracked at most; past it, events of new resources are not analysed and the run exits 2' })
           .option('jobs', { alias: 'j', type: 'string', default: 'auto', describe: 'Analyse on N threads, each a partition of the resources, merged into the same report: a number, or auto (every core, at most 8, for files of 64 MiB or more in all on 3 or more cores; one thread on 2 cores, for stdin, --strict, --max-invalid and -f ndjson). See README "Scaling out"' })
           .option('workers', { type: 'string', hidden: true, describe: 'Replaced by --jobs' })
@@ -132,7 +141,8 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .example('$0 analyze --format json -o report.json logs/*.ndjson', 'Write the JSON report to a file')
           .example('$0 analyze --fail-on warning --strict ci.ndjson', 'Be strict in CI')
           .example('$0 analyze -f markdown -o postmortem.md logs/*.ndjson.gz', 'A report to paste into the postmortem')
-          .example('$0 analyze -f html -o incident.html logs/*', 'A self-contained page with swimlanes per resource')
+          .example('$0 analyze -f html -o incident.html logs/*', 'A self-contained page: each resource\'s lanes opened on the evidence, details on hover')
+          .example('$0 analyze -f html --max-drawn 10000 -o big.html logs/*', 'Draw every resource of a big incident (cards drawn as they scroll into view)')
           .example('$0 analyze -f junit -o stalewrite.xml chaos.ndjson', 'JUnit XML for CI test reports')
           .example('$0 analyze -f github chaos.ndjson', 'GitHub Actions annotations (+ $GITHUB_STEP_SUMMARY)')
           .example('tail -F app.log | $0 analyze -f ndjson -', 'Alert on each finding as it happens')
@@ -156,6 +166,7 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .option('allow-inconclusive', { type: 'boolean', default: false, describe: 'Exit 0 instead of 3 when the only findings at or above --fail-on are "possible"' })
           .option('require-tested', { type: 'boolean', default: false, describe: 'Exit 3 when the verdict is untested or unconfirmed' })
           .option('allow-empty', { type: 'boolean', default: false, describe: 'Exit 0 (verdict untested) instead of 2 when the input yielded no event at all' })
+          .option('max-diagrams', { type: 'number', default: MAX_DIAGRAMS, describe: 'markdown: findings given a Mermaid sequence diagram at most' })
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Fewer notes on stderr' })
           .example('parallel $0 analyze --partition {}/4 -o part-{}.json logs/* ::: 0 1 2 3 && $0 merge part-*.json', 'Four partitions, then the report of one run')
           .example('$0 merge -f html -o incident.html part-*.json', 'An html report (the partitions ran with --with-timelines)'),
@@ -182,9 +193,11 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
       (y) =>
         y
           .positional('rule', { type: 'string', demandOption: true, describe: 'Rule id (see `stalewrite rules`)' })
-          .example('$0 explain accepted-stale-write', 'What a late accepted write means and how to fix it'),
+          .option('service', { choices: SERVICE_IDS, describe: 'Show only this lock service\'s case (what a mapping\'s "service" makes the message say)' })
+          .example('$0 explain accepted-stale-write', 'What a late accepted write means and how to fix it')
+          .example('$0 explain missing-token --service redis', 'The Redis case: a Redis lock value is no fencing token'),
       (args) => {
-        process.stdout.write(renderExplain(args.rule));
+        process.stdout.write(renderExplain(args.rule, args.service));
       },
     )
     .command(
@@ -319,6 +332,7 @@ interface AnalyzeArgs extends ProfileArgs {
   quiet: boolean;
   'all-resources': boolean;
   'max-drawn': number;
+  'max-diagrams': number;
   'max-resources': number;
   jobs: string;
   workers?: string;
@@ -334,9 +348,10 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   if (busyWindowMs === undefined || busyWindowMs <= 0) throw new UsageError(`--busy-window "${args['busy-window']}" is not a positive duration such as 60s or 5m`);
   const busyThreshold = args['busy-threshold'];
   if (!(busyThreshold > 0 && busyThreshold <= 1)) throw new UsageError('--busy-threshold must be a number above 0 and at most 1');
-  for (const [name, v, min] of [['max-invalid', args['max-invalid'], 0], ['max-line-bytes', args['max-line-bytes'], 1], ['max-problems', args['max-problems'], 0], ['max-findings', args['max-findings'], 0], ['max-drawn', args['max-drawn'], 0], ['max-resources', args['max-resources'], 1]] as const) {
+  for (const [name, v, min] of [['max-invalid', args['max-invalid'], 0], ['max-line-bytes', args['max-line-bytes'], 1], ['max-problems', args['max-problems'], 0], ['max-findings', args['max-findings'], 0], ['max-drawn', args['max-drawn'], 0], ['max-diagrams', args['max-diagrams'], 0], ['max-resources', args['max-resources'], 1]] as const) {
     if (v !== undefined && (!Number.isInteger(v) || v < min)) throw new UsageError(`--${name} must be a whole number ≥ ${min}`);
   }
+  const markdown: MarkdownOptions = { maxDiagrams: args['max-diagrams'] };
   const files = args.files === undefined || args.files.length === 0 ? ['-'] : args.files;
   if (files.filter((f) => f === '-').length > 1) throw new UsageError('stdin ("-") can be given only once');
   // Typed at a prompt with no file: say what it waits for instead of waiting silently. It then
@@ -408,7 +423,7 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   if (sink !== undefined) {
     for (const chunk of summaryLineChunks(report)) await sink.write(chunk);
     await sink.close();
-  } else await writeReport(report, format, plan, inputs, policy, color, args.output === undefined, summaryPath);
+  } else await writeReport(report, format, plan, inputs, policy, color, args.output === undefined, summaryPath, markdown);
   if (report.input.files.some((f) => f.error !== undefined)) return EXIT_USAGE;
   // A partition's findings and verdict are the merge's to judge: written is done (job engines
   // then do not retry a partition for having findings).
@@ -417,14 +432,14 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
 }
 
 /** Write a whole report (every format but live ndjson) to stdout or the planned file, and the GitHub step summary. */
-async function writeReport(report: Report, format: (typeof FORMATS)[number], plan: OutputPlan | undefined, inputs: InputSet, policy: FailPolicy, color: boolean, toStdout: boolean, summaryPath: string | undefined): Promise<void> {
+async function writeReport(report: Report, format: (typeof FORMATS)[number], plan: OutputPlan | undefined, inputs: InputSet, policy: FailPolicy, color: boolean, toStdout: boolean, summaryPath: string | undefined, markdown: MarkdownOptions): Promise<void> {
   const toTerminal = toStdout && process.stdout.isTTY === true;
   // Opened only now: when the analysis fails, an earlier report at that path is left alone. A
   // file is written to a temporary file beside it and renamed over it once complete and synced.
   const out: Sink = plan === undefined ? stdoutSink() : await openPlanned(plan, inputs);
   try {
     // Written in pieces: a report of many resources is never one big string.
-    const chunks = format === 'ndjson' ? ndjsonChunks(report) : await render(format, report, policy, { color: color && toStdout, width: toTerminal ? process.stdout.columns : undefined });
+    const chunks = format === 'ndjson' ? ndjsonChunks(report) : await render(format, report, policy, { color: color && toStdout, width: toTerminal ? process.stdout.columns : undefined }, markdown);
     for (const chunk of chunks) await out.write(chunk);
   } catch (err) {
     await out.abort();
@@ -434,7 +449,7 @@ async function writeReport(report: Report, format: (typeof FORMATS)[number], pla
   if (summaryPath !== undefined) {
     const { renderMarkdownChunks } = await import('../report/markdown.js');
     // Appended to, as GitHub expects (it creates the file and reads it after the step).
-    await appendSummaryChunks(summaryPath, withNewline(renderMarkdownChunks(report)));
+    await appendSummaryChunks(summaryPath, withNewline(renderMarkdownChunks(report, markdown)));
   }
 }
 
@@ -517,12 +532,12 @@ function ruleList(rule: string | string[] | undefined): string[] | undefined {
 }
 
 /** Reporters are loaded only when asked for, to keep start-up short. Each gives its text in pieces. */
-async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }): Promise<Iterable<string>> {
+async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }, markdown: MarkdownOptions): Promise<Iterable<string>> {
   switch (format) {
     case 'json':
       return (await import('../report/json.js')).renderJsonChunks(report);
     case 'markdown':
-      return (await import('../report/markdown.js')).renderMarkdownChunks(report);
+      return (await import('../report/markdown.js')).renderMarkdownChunks(report, markdown);
     case 'html':
       return (await import('../report/html.js')).renderHtmlChunks(report);
     case 'junit':
@@ -554,6 +569,7 @@ interface MergeArgs {
   'allow-inconclusive': boolean;
   'require-tested': boolean;
   'allow-empty': boolean;
+  'max-diagrams': number;
   quiet: boolean;
 }
 
@@ -590,7 +606,7 @@ async function runMerge(args: MergeArgs, color: boolean): Promise<number> {
   }
   if (format === 'html' && report.timelines === undefined) throw new UsageError('an html report draws timelines: run the partitions with --with-timelines (and --all-resources or --max-drawn as the html report should have them)');
   for (const f of report.input.files) if (f.error !== undefined) process.stderr.write(`stalewrite: ${escapeTerminal(f.error)}\n`);
-  await writeReport(report, format, plan, inputs, policy, color, args.output === undefined, summaryPath);
+  await writeReport(report, format, plan, inputs, policy, color, args.output === undefined, summaryPath, { maxDiagrams: args['max-diagrams'] });
   if (report.input.files.some((f) => f.error !== undefined)) return EXIT_USAGE;
   return exitFor(report, policy, { quiet: args.quiet, allowEmpty: args['allow-empty'], requireTested: args['require-tested'] });
 }

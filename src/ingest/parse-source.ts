@@ -39,6 +39,9 @@ export async function* parseSource(
       }
       summary.profile = chosen.name;
     }
+    // A fact about the input (rules read it by the events' file): set after the wrapper and the
+    // profile, in the order a parsing worker's summary is copied (threaded.ts).
+    if (chosen.service !== undefined) summary.service = chosen.service;
     return toEvents(batch, chosen, name, name, stats, summary, byReference, part);
   };
   try {

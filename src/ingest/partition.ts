@@ -10,6 +10,10 @@
  * 2. else, when it becomes an event, to the partition of the event's resource;
  * 3. else (blank, ignored, invalid, over the length cap) to partition 0.
  *
+ * A lease-scoped event (a session expiry naming no resource: its resource is the empty key) is
+ * counted by the partition of the empty key, and applied in every partition, to the resources of
+ * that partition that hold its lease.
+ *
  * The partition of a key is fnv1a64(UTF-8 bytes of the key) mod N (partition/hash.ts). Lines of
  * other partitions are counted in `otherPartitions`, so each partition's summary reconciles
  * (`lines + expanded = events + duplicates + blank + ignored + invalid + joined + otherPartitions`)
@@ -52,6 +56,11 @@ export class Placeholder implements LockEvent {
     private ev: LockEvent | undefined,
     private readonly filter: PartitionFilter,
     private readonly profile: Profile,
+    /**
+     * A lease-scoped event (a session expiry naming no resource) that another partition counts:
+     * applied here too, to this partition's resources that hold the lease, but not counted.
+     */
+    readonly apply = false,
   ) {}
 
   /** The event the line is (parsed the first time it is asked for). */
@@ -138,9 +147,9 @@ export class PartitionFilter {
     return new Placeholder(this.look.ts, this.look.source ?? source, file, line, offset, bytes, extra, undefined, this, profile);
   }
 
-  /** A placeholder for an event of another partition, parsed in full already. */
-  fromEvent(ev: LockEvent, profile: Profile): Placeholder {
-    return new Placeholder(ev.ts, ev.source, ev.file, ev.line, ev.offset, ev.bytes, false, ev, this, profile);
+  /** A placeholder for an event of another partition, parsed in full already (`apply`: a lease-scoped event every partition applies). */
+  fromEvent(ev: LockEvent, profile: Profile, apply = false): Placeholder {
+    return new Placeholder(ev.ts, ev.source, ev.file, ev.line, ev.offset, ev.bytes, false, ev, this, profile, apply);
   }
 
   /**

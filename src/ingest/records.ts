@@ -4,7 +4,7 @@
  * line (partial lines of a container log wrapper, see wrappers.ts). An event found to be a copy
  * of one read before (duplicates.ts) moves from `events` to `duplicates` after the merge.
  */
-import type { LockEvent } from '../model/event.js';
+import { isLeaseScoped, type LockEvent } from '../model/event.js';
 import type { FileSummary, InputSummary, LineCounts, Problem } from '../model/report.js';
 import type { Profile } from '../profiles/types.js';
 import { decodeLine, isByteBatch, type ByteLineBatch, type LineBatch } from './lines.js';
@@ -296,7 +296,7 @@ function take(ev: LockEvent, keyed: number, part: PartitionFilter | undefined, p
     out.push(ev);
   } else {
     summary.otherPartitions!++;
-    out.push(part.fromEvent(ev, profile));
+    out.push(part.fromEvent(ev, profile, isLeaseScoped(ev)));
   }
 }
 
@@ -325,7 +325,7 @@ export function count(ev: LockEvent | string | null, stats: InputStats, summary:
   if (part !== undefined && !keyed) {
     if (ev === null || typeof ev === 'string' ? part.index !== 0 : !part.owns(ev.resource)) {
       summary.otherPartitions!++;
-      if (ev !== null && typeof ev === 'object') out.push(part.fromEvent(ev, profile!));
+      if (ev !== null && typeof ev === 'object') out.push(part.fromEvent(ev, profile!, isLeaseScoped(ev)));
       return;
     }
   }

@@ -1,5 +1,6 @@
 /** The report: what every reporter renders. Plain data, JSON-serialisable (tokens are decimal strings). */
 import type { MessageData } from './message.js';
+import type { ServiceId } from './services.js';
 
 export type Severity = 'error' | 'warning' | 'info';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
@@ -108,7 +109,7 @@ export interface Finding {
 /** One reason behind the overall verdict, for the headline: an id plus its sentence. */
 export interface VerdictReason {
   /**
-   * `no-events`, `no-writes`, `mostly-unread`, `untracked`, `uncertain` (a possible error
+   * `no-events`, `no-writes`, `mostly-unread`, `unmatched-lease-ends`, `untracked`, `uncertain` (a possible error
    * finding), `not-explicit` (unconfirmed), `no-stale-request` (untested).
    */
   id: string;
@@ -170,6 +171,8 @@ export interface FileSummary extends LineCounts {
   error?: string;
   /** The profile `--profile auto` chose for this input. */
   profile?: string;
+  /** The lock service the profile or mapping that read this input declares (its `service`). */
+  service?: ServiceId;
   /** The container log wrapper detected and unwrapped in this input: `docker`, `cri` or `kubectl`. */
   wrapper?: 'docker' | 'cri' | 'kubectl';
   /** This path names the same file (device and inode) as an earlier input, named here: it was not read again, and its counts are 0. */
@@ -253,7 +256,9 @@ export interface PartitionInfo {
   /** Where each rule's first finding was made, listed or not (the order of `summary.byRule`). */
   firstByRule: Record<string, number[]>;
   /** What this partition held of the run's global bounds (the merge compares their sums with the bounds). */
-  held: { resources: number; operations: number; captured: number; copies: number; copyChars: number };
+  held: { resources: number; operations: number; captured: number; copies: number; copyChars: number; leaseHolders: number };
+  /** Lease-scoped events (applied in every partition) and how many of them found a lease here (the merge's `unmatched-lease-ends`). */
+  leaseScoped: { events: number; applied: number };
   /** Why this partition's part may differ from a single run's, with how often. */
   inexact: { reason: string; count: number }[];
   /** With timelines: the resources drawn whose history was not captured. */

@@ -83,7 +83,7 @@ function partitionOf(r: Report, name: string): PartitionInfo {
     Array.isArray(r.findings) && Array.isArray(r.resources) && r.input !== null && typeof r.input === 'object' && Array.isArray(r.input.files) &&
     Array.isArray(p.order) && p.order.length === r.findings.length && p.order.every(isPlace) &&
     p.firstByRule !== null && typeof p.firstByRule === 'object' && Object.values(p.firstByRule).every(isPlace) &&
-    p.held !== null && typeof p.held === 'object' && Array.isArray(p.inputs) && Array.isArray(p.inexact) && p.options !== null && typeof p.options === 'object';
+    p.held !== null && typeof p.held === 'object' && p.leaseScoped !== null && typeof p.leaseScoped === 'object' && Array.isArray(p.inputs) && Array.isArray(p.inexact) && p.options !== null && typeof p.options === 'object';
   if (!ok) throw new MergeError(`${name} is not a whole partition report (its "partition" or findings are damaged)`);
   return p;
 }
@@ -130,6 +130,7 @@ interface RunOptions {
   maxResources: number;
   strict: boolean;
   maxInvalid: number | null;
+  maxLeaseHolders: number;
   timelines: { all: boolean; resources: string[] | null; maxResources: number; perResource: number } | null;
 }
 
@@ -184,7 +185,10 @@ export function mergeReports(given: readonly Report[], names?: readonly string[]
   const verdict = verdictOf(resources);
   const writeEvents = sum((r) => r.summary.writeEvents);
   const untrackedEvents = sum((r) => r.summary.untrackedEvents);
-  const reasons = verdictReasons({ resources, findings, input, writeEvents, untrackedEvents }, verdict);
+  // Every partition applies every lease-scoped event: one counts them all; it applied if any partition did.
+  const leaseScopedEvents = info[0]!.leaseScoped.events;
+  const leaseScopedApplied = info.reduce((a, p) => a + p.leaseScoped.applied, 0);
+  const reasons = verdictReasons({ resources, findings, input, writeEvents, untrackedEvents, leaseScopedEvents, leaseScopedApplied }, verdict);
 
   // Bounds a single run applies to all resources at once.
   const held = (k: keyof PartitionInfo['held']) => info.reduce((a, p) => a + p.held[k], 0);
@@ -192,6 +196,7 @@ export function mergeReports(given: readonly Report[], names?: readonly string[]
     flag(`${held('resources')} resources in all, more than --max-resources ${opts.maxResources}: a single run would not have analysed the events of the resources past it`);
   } else if (held('resources') > opts.maxResources) flag(`more than --max-resources ${opts.maxResources} resources: a single run would have left out the events of other resources than the partitions did`);
   if (held('copies') > MAX_REMEMBERED || held('copyChars') > MAX_REMEMBERED_CHARS) flag(`the partitions remembered more events for the duplicate check than a single run's bound (${MAX_REMEMBERED} events, ${MAX_REMEMBERED_CHARS} characters)`);
+  if (held('leaseHolders') > opts.maxLeaseHolders) flag(`the partitions' lease indexes held ${held('leaseHolders')} (lease, resource) pairs at most, more than a single run's ${opts.maxLeaseHolders}: a lease-scoped event could find other resources`);
   if (held('captured') > DEFAULT_CAPTURE_TOTAL) flag(`the partitions captured ${held('captured')} events for timelines, more than a single run's ${DEFAULT_CAPTURE_TOTAL}`);
 
   const report: Report = {

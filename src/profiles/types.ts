@@ -1,5 +1,6 @@
 import type { LockEvent } from '../model/event.js';
 import type { KeyLook } from './canonical-key.js';
+import type { ServiceId } from '../model/services.js';
 
 /** Where a record came from. */
 export interface RecordOrigin {
@@ -26,6 +27,12 @@ export interface RecordOrigin {
  */
 export interface Profile {
   readonly name: string;
+  /**
+   * The lock service this profile's inputs come from, when it declares one (a mapping's
+   * `service`): a fact about each input it reads (FileSummary.service), which rules read through
+   * RuleContext.service; never a field of the events.
+   */
+  readonly service?: ServiceId;
   /**
    * How a line becomes a record; default JSON.parse. Returns a string: the reason it is invalid.
    * `wrapperTime` is the container wrapper's time of the line, if any (klog text takes its year).
@@ -54,6 +61,11 @@ export interface Profile {
    */
   readonly partitionKey?: (bytes: Uint8Array, start: number, end: number, out: KeyLook) => boolean;
   toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null;
+  /**
+   * It may give lease-scoped events (resource LEASE_SCOPED: a session or lease ended wherever it
+   * is held): the engine then keeps an index of which resources each lease holds.
+   */
+  readonly leaseScoped?: boolean;
   /** For `auto`: the profile to use for an input, from its first non-blank line. */
   readonly detect?: (firstLine: string) => Profile;
   /**

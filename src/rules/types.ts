@@ -7,6 +7,7 @@
 import type { EventType, LockEvent } from '../model/event.js';
 import type { Certainty, Finding, Severity, Uncertainty } from '../model/report.js';
 import type { MessageData } from '../model/message.js';
+import type { ServiceFacts } from '../model/services.js';
 import type { ResourceTimeline } from '../timeline/timeline.js';
 import type { OperationIndex } from '../timeline/operations.js';
 
@@ -78,6 +79,12 @@ export interface RuleContext<S = unknown> {
   readonly options: RuleOptions;
   /** Writes by operationId (bounded), with the worker views of each. */
   readonly operations: OperationIndex;
+  /**
+   * The lock service the event's input is declared to come from (its profile's or mapping's
+   * `service`), or undefined. A rule that knows the service's own case reports a message variant
+   * that names it, with the service's facts as data; its generic messages never name a service.
+   */
+  service(event: LockEvent): ServiceFacts | undefined;
   /**
    * Report a finding. The engine makes it final: worker views of its subject write that arrive
    * within the clock-skew bound join its evidence (see onView), then it is emitted and never changes.

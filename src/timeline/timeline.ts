@@ -189,10 +189,16 @@ export class Lease {
 
   /**
    * When the lease ended or ends: its logged end, else last renewal + ttl (inferred), else
-   * undefined (no end logged and no ttl known).
+   * undefined (no end logged and no ttl known). An expiry that names no lease, logged after the
+   * ttl had run out, is a later view of the same end: the authority removed the name after its
+   * time (Redis sends a key's `expired` notification when it deletes the key, which can be well
+   * after its TTL), and it was taken for this lease's because the ttl had run out (see
+   * ResourceTimeline.expiring): the ttl's end stands. An expiry that names the lease is the
+   * authority's own word on it (a ZooKeeper session, renewed by pings no log shows): it stands.
    */
   endsAt(): number | undefined {
-    if (this.end !== undefined) return this.end.ts;
+    const end = this.end;
+    if (end !== undefined) return end.type === 'expire' && this.ttlMs !== undefined && !hasHandle(end) ? Math.min(end.ts, this.renewTs + this.ttlMs) : end.ts;
     return this.ttlMs !== undefined ? this.renewTs + this.ttlMs : undefined;
   }
 
@@ -362,6 +368,25 @@ export class ResourceTimeline {
     return undefined;
   }
 
+  /**
+   * The lease an expire that names no lease, owner or token ends (a Redis keyspace notification
+   * names only the key). An authority logs an expiry when it removes the lease, which can be after
+   * the lease's TTL ran out, even after a newer holder took the name (Redis deletes an expired key
+   * when its expiry cycle finds it or when a command touches it, such as the next holder's SET).
+   * So: the newest lease with no logged end whose TTL had run out by then, or whose TTL is unknown;
+   * never a newer lease still within its TTL because of it. When every such lease is still within
+   * its TTL, the expiry came early: the one due first.
+   */
+  expiring(t: number): Lease | undefined {
+    let due: Lease | undefined;
+    for (let l = this.newest; l !== undefined; l = l.older) {
+      if (l.end !== undefined) continue;
+      if (l.ttlMs === undefined || !l.liveAt(t)) return l;
+      if (due === undefined || l.endsAt()! < due.endsAt()!) due = l;
+    }
+    return due;
+  }
+
   /** Whether a granted acquire only renews a live lease (the same grant logged again) rather than starting one. */
   renewsLease(grant: LockEvent): boolean {
     if (grant.leaseId === undefined) return false;
@@ -375,7 +400,7 @@ export class ResourceTimeline {
     switch (ev.type) {
       case 'expire':
       case 'revoke': {
-        const l = this.findLease(ev) ?? (hasHandle(ev) ? undefined : this.holder(ev.ts));
+        const l = this.findLease(ev) ?? (hasHandle(ev) ? undefined : ev.type === 'expire' ? this.expiring(ev.ts) : this.holder(ev.ts));
         if (l !== undefined && l.end === undefined) out.push({ lease: l, kind: ev.type });
         break;
       }
