@@ -18,10 +18,11 @@ import { serviceFacts, type ServiceId } from './model/services.js';
 import { isStaleRule } from './verdict.js';
 import { isoOf } from './model/time.js';
 import { checkEngineOptions } from './model/options.js';
-import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
-import { DEFAULT_MAX_OPERATIONS, OperationIndex } from './timeline/operations.js';
+import type { EvidenceRef, Handler, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
+import { DEFAULT_MAX_OPERATIONS, OperationIndex, type OperationEntry } from './timeline/operations.js';
 import type { EventCapture } from './timeline/capture.js';
 import { ResourceTimeline } from './timeline/timeline.js';
+import { findingId } from './partition/hash.js';
 import { DEFAULT_MAX_LEASE_HOLDERS, LeaseHolders } from './timeline/lease-holders.js';
 
 export interface EngineOptions {
@@ -44,6 +45,11 @@ export interface EngineOptions {
   lines?: LineReader;
   /** Called as soon as a finding is final (live output); see the comment at the top. */
   onFinding?: (finding: Finding) => void;
+  /**
+   * A partition run (`--partition`): the engine records where each finding was made (orderOf), for
+   * the merge, and watches for the cases where a partition could differ from a single run (inexact).
+   */
+  partition?: boolean;
   /** The lock service the input named `file` is declared to come from (a profile's or mapping's `service`), if any. */
   serviceOf?: (file: string) => ServiceId | undefined;
   /**
@@ -82,6 +88,41 @@ export class Engine {
   writeEvents = 0;
   /** Worker views that came after the finding about their write had been emitted (they join no finding). */
   lateViews = 0;
+  /**
+   * Partition runs: the place in the merged input of the event about to be pushed (set by the
+   * caller before push): the highest timestamp of its input so far, the input's index, and the
+   * event's place in its input. Findings are ordered by where they were made (orderOf).
+   */
+  atTs = 0;
+  atFrom = 0;
+  atSeq = 0;
+  /** Partition runs: why this partition's report may differ from a single run's (see README "Scaling out"). */
+  readonly inexact = new Map<string, number>();
+  /** Partition runs: the newest timestamp of every line placed in the merge, this partition's or not. */
+  private globalTime = -Infinity;
+  private readonly orderKeys: Map<Finding, number[]> | undefined;
+  /** Partition runs: where each rule's first finding was made (listed or not): the order of `byRule`. */
+  readonly firstByRule = new Map<string, number[]>();
+  /** Partition runs: each timeline's first event's place (atTs, atFrom, atSeq), by creation order. */
+  private firstKeys: Float64Array | undefined;
+  private created = 0;
+  /** Findings made while pushing the current event, or ending the current rule on the current timeline. */
+  private madeHere = 0;
+  /** In finish(): the end rule's place in `ends`, and the timeline's creation index. */
+  private ending = -1;
+  private endingTimeline = 0;
+  /** Partition runs: where each (lease, resource) pair of the lease index was granted, and the copy of a lease-scoped event being pushed. */
+  private readonly grantAt: Map<string, number[]> | undefined;
+  private copyAt: number[] | undefined;
+  /** The most (lease, resource) pairs the lease index held at once (partition runs compare the sum with its bound). */
+  holdersPeak = 0;
+  /** Lines placed in the merge so far (partition runs: this partition's and the others'). */
+  private items = 0;
+  private readonly maxOperations: number;
+  /** Partition runs: when (`items`) each operation entry was made. */
+  private readonly operationMade: WeakMap<OperationEntry, number> | undefined;
+  /** Partition runs: per waiting or emitted finding, its deadline, negative when a single run's could have been later. */
+  private readonly deadlineOf: WeakMap<Finding, number> | undefined;
   /** Lease-scoped events (a session expiry naming no resource), and those that found a resource holding their lease. */
   leaseScopedEvents = 0;
   leaseScopedApplied = 0;
@@ -89,6 +130,7 @@ export class Engine {
   private readonly holders: LeaseHolders | undefined;
   private readonly timelines = new Map<string, ResourceTimeline>();
   private readonly handlers: Map<string, { rule: Rule; index: number; handle: NonNullable<Rule['on'][keyof Rule['on']]> }[]>;
+  private readonly foreignRules: { rule: Rule; index: number; handle: NonNullable<Rule['onForeign']> }[] = [];
   private readonly maxFindings: number;
   private readonly onFinding?: (finding: Finding) => void;
   private readonly lines?: LineReader;
@@ -129,7 +171,8 @@ export class Engine {
       busyThreshold: options.busyThreshold ?? DEFAULT_BUSY_THRESHOLD,
       busyMinAttempts: options.busyMinAttempts ?? DEFAULT_BUSY_MIN_ATTEMPTS,
     };
-    this.operations = new OperationIndex(options.maxOperations ?? DEFAULT_MAX_OPERATIONS);
+    this.maxOperations = options.maxOperations ?? DEFAULT_MAX_OPERATIONS;
+    this.operations = new OperationIndex(this.maxOperations);
     this.ends = options.rules.flatMap((rule, index) => (rule.end !== undefined ? [{ rule, index }] : []));
     this.capture = options.capture;
     this.maxResources = options.maxResources ?? DEFAULT_MAX_RESOURCES;
@@ -138,6 +181,14 @@ export class Engine {
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.onFinding = options.onFinding;
     this.lines = options.lines;
+    if (options.partition === true) {
+      this.orderKeys = new Map();
+      this.firstKeys = new Float64Array(3 * 1024);
+      this.deadlineOf = new WeakMap();
+      this.operationMade = new WeakMap();
+      if (options.leaseScoped === true) this.grantAt = new Map();
+      this.foreignRules = options.rules.flatMap((rule, index) => (rule.onForeign !== undefined ? [{ rule, index, handle: rule.onForeign }] : []));
+    }
     this.holders = options.leaseScoped === true ? new LeaseHolders(options.maxLeaseHolders ?? DEFAULT_MAX_LEASE_HOLDERS) : undefined;
     this.handlers = new Map();
     options.rules.forEach((rule, index) => {
@@ -197,6 +248,9 @@ export class Engine {
   }
 
   push(event: LockEvent): void {
+    this.items++;
+    this.madeHere = 0;
+    if (event.ts > this.globalTime) this.globalTime = event.ts;
     if (event.ts > this.streamTime) {
       this.streamTime = event.ts;
       if (this.pendingHead < this.pending.length && this.deadlines[this.pendingHead]! < event.ts) this.emitDue(event.ts);
@@ -213,19 +267,11 @@ export class Engine {
       }
       timeline = new ResourceTimeline(detach(event.resource));
       this.timelines.set(timeline.resource, timeline);
+      if (this.firstKeys !== undefined) this.noteFirst();
     }
     this.lastTimeline = timeline;
     const list = this.handlers.get(event.type);
-    if (list !== undefined) {
-      this.currentTimeline = timeline;
-      for (let i = 0; i < list.length; i++) {
-        const h = list[i]!;
-        this.currentRule = h.rule;
-        this.currentIndex = h.index;
-        h.handle(event, this.context);
-      }
-      this.currentRule = undefined;
-    }
+    if (list !== undefined) this.handle(list, event, timeline);
     if (event.type === 'write' && event.operationId !== undefined) this.track(timeline, event);
     this.capture?.add(event, timeline.findings > 0);
     timeline.apply(event);
@@ -253,15 +299,32 @@ export class Engine {
     }
     if (targets.length === 0) return;
     this.leaseScopedApplied++;
-    for (const t of targets) this.push({ ...event, resource: t.resource });
+    for (const t of targets) {
+      // Partition runs: each copy is ordered by where its lease was granted on the resource, as a
+      // single run applies the copies (the lease's grants, oldest first).
+      if (this.grantAt !== undefined) this.copyAt = this.grantAt.get(`${event.leaseId}\u0000${t.resource}`);
+      this.push({ ...event, resource: t.resource });
+    }
+    this.copyAt = undefined;
   }
 
   /** Keep the lease index: a grant adds the resource to its lease, a logged end removes it. */
   private index(timeline: ResourceTimeline, event: LockEvent): void {
     const lease = timeline.findLease(event);
+    const holders = this.holders!;
     if (event.type === 'acquire') {
-      if (event.result === 'granted' && lease !== undefined) this.holders!.add(lease.leaseId!, timeline.resource);
-    } else if (lease === undefined || lease.end !== undefined) this.holders!.delete(event.leaseId!, timeline.resource);
+      if (event.result === 'granted' && lease !== undefined) {
+        const key = `${lease.leaseId!}\u0000${timeline.resource}`;
+        if (this.grantAt !== undefined && !holders.resources(lease.leaseId!).includes(timeline.resource)) this.grantAt.set(key, [this.atTs, this.atFrom, this.atSeq]);
+        holders.add(lease.leaseId!, timeline.resource);
+        if (holders.size > this.holdersPeak) this.holdersPeak = holders.size;
+        // Pairs the index forgot (past its bound) keep no place either.
+        if (this.grantAt !== undefined && this.grantAt.size > 2 * holders.size + 1024) this.grantAt.clear();
+      }
+    } else if (lease === undefined || lease.end !== undefined) {
+      holders.delete(event.leaseId!, timeline.resource);
+      this.grantAt?.delete(`${event.leaseId!}\u0000${timeline.resource}`);
+    }
   }
 
   /** (lease, resource) pairs forgotten by the lease index, past its bound. */
@@ -269,9 +332,68 @@ export class Engine {
     return this.holders?.forgotten ?? 0;
   }
 
+  /**
+   * The operation index's entry. In a partition run, also whether a single run could have
+   * forgotten it: its index holds the operations of every partition, first in, first out, so an
+   * entry is safe while fewer lines than the index holds have been placed in the merge since it
+   * was made.
+   */
+  private touchOperation(resource: string, operationId: string): OperationEntry {
+    const entry = this.operations.touch(resource, operationId);
+    const made = this.operationMade;
+    if (made !== undefined) {
+      const at = made.get(entry);
+      if (at === undefined) made.set(entry, this.items);
+      else if (this.items - at >= this.maxOperations) this.noteInexact(`an operation was seen again after more than ${this.maxOperations} lines: a single run, whose index holds the operations of every partition, may have forgotten it`);
+    }
+    return entry;
+  }
+
+  /** Partition runs: a line of another partition (or one of this partition's that is no event), in its place in the merge. */
+  pushForeign(event: LockEvent): void {
+    this.items++;
+    if (event.ts > this.globalTime) this.globalTime = event.ts;
+    if (this.foreignRules.length > 0) this.handle(this.foreignRules, event, undefined);
+  }
+
+  /** Run the handlers of `list` for the event, on the timeline (none for another partition's line). */
+  private handle(list: readonly { rule: Rule; index: number; handle: Handler }[], event: LockEvent, timeline: ResourceTimeline | undefined): void {
+    this.currentTimeline = timeline;
+    for (let i = 0; i < list.length; i++) {
+      const h = list[i]!;
+      this.currentRule = h.rule;
+      this.currentIndex = h.index;
+      h.handle(event, this.context);
+    }
+    this.currentRule = undefined;
+  }
+
+  /** Count one reason why a partition's report may differ from a single run's. */
+  noteInexact(reason: string): void {
+    this.inexact.set(reason, (this.inexact.get(reason) ?? 0) + 1);
+  }
+
+  /** Partition runs: where a listed finding was made, to order the partitions' findings as one run would (see merge). */
+  orderOf(f: Finding): readonly number[] | undefined {
+    return this.orderKeys?.get(f);
+  }
+
+  private noteFirst(): void {
+    let keys = this.firstKeys!;
+    const at = 3 * this.created++;
+    if (at + 3 > keys.length) {
+      const bigger = new Float64Array(keys.length * 2);
+      bigger.set(keys);
+      keys = this.firstKeys = bigger;
+    }
+    keys[at] = this.atTs;
+    keys[at + 1] = this.atFrom;
+    keys[at + 2] = this.atSeq;
+  }
+
   /** Index writes by operationId: the first accepted decision, and worker views of the same write. */
   private track(timeline: ResourceTimeline, write: LockEvent): void {
-    const entry = this.operations.touch(timeline.resource, write.operationId!);
+    const entry = this.touchOperation(timeline.resource, write.operationId!);
     if (timeline.isDecision(write)) {
       if (write.result === 'accepted') entry.accepted ??= keep(write, timeline);
       // A worker's line judged for lack of a resource log is still the worker's view, should the resource log the same write later.
@@ -282,8 +404,13 @@ export class Engine {
     for (const f of OperationIndex.findings(entry)) {
       if (!this.waiting.has(f)) {
         this.lateViews++;
+        // A single run's deadline could have been later: it might still have waited for this view.
+        if ((this.deadlineOf?.get(f) ?? 0) < 0) this.noteInexact('a worker view came after its finding was emitted, where a single run may still have waited for it (input out of timestamp order)');
         continue;
       }
+      // Lines of other partitions past the deadline: a single run may have emitted it already.
+      const d = this.deadlineOf?.get(f);
+      if (d !== undefined && this.globalTime > Math.abs(d)) this.noteInexact('a worker view joined a finding that a single run may have emitted before it (input out of timestamp order)');
       addEvidence(f, { event: write, role: viewRole(write) }, this.lines);
       const rule = this.ruleById.get(f.rule);
       const next = rule?.onView?.(f, write);
@@ -327,14 +454,18 @@ export class Engine {
 
   /** End of input: rules that wait (e.g. out a clock-skew window) report now. */
   finish(): void {
-    for (const { rule, index } of this.ends) {
+    this.ends.forEach(({ rule, index }, k) => {
       this.currentRule = rule;
       this.currentIndex = index;
+      this.ending = k;
+      this.endingTimeline = 0;
       for (const t of this.timelines.values()) {
         this.currentTimeline = t;
+        this.madeHere = 0;
         rule.end!(this.context);
+        this.endingTimeline++;
       }
-    }
+    });
     this.currentRule = undefined;
     this.flush();
   }
@@ -381,12 +512,38 @@ export class Engine {
     this.bySeverity[severity]++;
     if (certainty === 'possible') this.possibleBySeverity[severity]++;
     this.byRule[rule.meta.id] = (this.byRule[rule.meta.id] ?? 0) + 1;
+    // The id comes from the finding's content and its place among its resource's findings
+    // (findingId), never from the order of findings of other resources: a single run, a merge of
+    // partitions and --jobs give the same ids.
+    const id = findingId(rule.meta.id, timeline.resource, timeline.findings);
+    const made = this.madeHere++;
+    // Where it was made: at an event (its place in the merged input), or at the end of input (the
+    // end rule's place, the resource's first event's place).
+    let key: number[] | undefined;
+    if (this.orderKeys !== undefined) {
+      if (this.ending === -1) {
+        const g = this.copyAt;
+        key = g === undefined ? [0, this.atTs, this.atFrom, this.atSeq, -1, -1, -1, made] : [0, this.atTs, this.atFrom, this.atSeq, g[0]!, g[1]!, g[2]!, made];
+      }
+      else {
+        const k = this.firstKeys!;
+        const j = 3 * this.endingTimeline;
+        key = [1, this.ending, k[j]!, k[j + 1]!, k[j + 2]!, made];
+      }
+      if (this.byRule[rule.meta.id] === 1) this.firstByRule.set(rule.meta.id, key);
+    }
+    // The reason names one possible error: the first, or the first about an accepted stale write
+    // (also when it is past --max-findings, so that a partition, which lists others, says the same).
+    if (severity === 'error' && certainty === 'possible' && (timeline.firstUncertain === undefined || (!isStaleRule(timeline.firstUncertain.rule) && isStaleRule(rule.meta.id)))) {
+      timeline.rareFacts().firstUncertain = { finding: id, rule: rule.meta.id, decide: uncertainty?.decide === undefined ? undefined : detach(uncertainty.decide) };
+    }
     if (this.seq >= this.maxFindings) {
       this.findingsOmitted++;
       return;
     }
+    this.seq++;
     const finding: Finding = {
-      id: `F${++this.seq}`,
+      id,
       rule: rule.meta.id,
       severity,
       certainty,
@@ -400,21 +557,20 @@ export class Engine {
     };
     if (input.details !== undefined) finding.details = input.details;
     if (uncertainty !== undefined) finding.uncertainty = uncertainty;
-    // The reason names one possible error: the first, or the first about an accepted stale write.
-    if (severity === 'error' && certainty === 'possible' && (timeline.firstUncertain === undefined || (!isStaleRule(timeline.firstUncertain.rule) && isStaleRule(finding.rule)))) {
-      timeline.rareFacts().firstUncertain = { finding: finding.id, rule: finding.rule, decide: uncertainty?.decide === undefined ? undefined : detach(uncertainty.decide) };
-    }
+    if (key !== undefined) this.orderKeys!.set(finding, key);
     const subject = input.subject ?? input.evidence[input.evidence.length - 1]?.event;
     const at = input.evidence.findIndex((r) => r.event === subject && r.inferredEnd === undefined);
     if (at !== -1) finding.evidence[at]!.decisive = true;
     // Worker views of the write may still come from other sources: wait out the clock-skew bound.
     let deadline = -Infinity;
     if (subject !== undefined && subject.operationId !== undefined && subject.type === 'write') {
-      const entry = this.operations.touch(timeline.resource, subject.operationId);
+      const entry = this.touchOperation(timeline.resource, subject.operationId);
       OperationIndex.link(entry, finding);
       for (const view of OperationIndex.views(entry)) addEvidence(finding, { event: view, role: viewRole(view) }, this.lines);
       deadline = Math.max(this.streamTime, subject.ts) + this.options.clockSkewMs;
       this.waiting.add(finding);
+      // A single run's stream time may be ahead of this partition's (input out of timestamp order).
+      if (this.deadlineOf !== undefined) this.deadlineOf.set(finding, this.globalTime > Math.max(this.streamTime, subject.ts) && this.ending === -1 ? -deadline : deadline);
     }
     this.pending.push(finding);
     this.deadlines.push(deadline);

@@ -27,3 +27,7 @@ export { renderGithub, renderGithubChunks } from './report/github.js';
 export { VERSION } from './version.js';
 export { exitCodeFor, EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INCONCLUSIVE, type FailPolicy } from './model/policy.js';
 export { READINESS } from './model/report.js';
+export { mergeReports, checkSet, MergeError } from './partition/merge.js';
+export { partitionOf, findingId, MAX_PARTITIONS } from './partition/hash.js';
+export { JOBS_MIN_BYTES } from './partition/jobs.js';
+export type { PartitionSpec } from './ingest/partition.js';

@@ -187,8 +187,8 @@ describe('timeline command', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n').filter((l) => l.startsWith('t='));
     expect(lines).toHaveLength(7);
-    expect(lines[6]).toMatch(/worker-a: write\(v1, token=1, op=op-a-1\) -> accepted\s+highest=2\s+.*article-unsafe\.ndjson:7\s+<- F1 accepted-stale-write/);
-    expect(lines[3]).toMatch(/authority: lease-A expired .*<\. F1/);
+    expect(lines[6]).toMatch(/worker-a: write\(v1, token=1, op=op-a-1\) -> accepted\s+highest=2\s+.*article-unsafe\.ndjson:7\s+<- F[0-9a-f]{12} accepted-stale-write/);
+    expect(lines[3]).toMatch(/authority: lease-A expired .*<\. F[0-9a-f]{12}/);
   });
 
   it('says which resources exist when the one asked for has no events', async () => {

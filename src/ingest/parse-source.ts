@@ -10,6 +10,7 @@ import type { Profile } from '../profiles/types.js';
 import { decodeBatch, decodeLine, DEFAULT_MAX_LINE_BYTES, isByteBatch, readLineBytes, readLines, type ByteLineBatch, type LineBatch } from './lines.js';
 import { InputError } from './open.js';
 import { firstContentLine, toEvents, type InputStats } from './records.js';
+import type { PartitionFilter } from './partition.js';
 import { DETECT_LINES, isBlank, Unwrapper } from './wrappers.js';
 
 export async function* parseSource(
@@ -21,6 +22,8 @@ export async function* parseSource(
   maxLineBytes: number | undefined,
   /** The input is a plain file that can be read again: events keep where their line is, not the line (see readback.ts). */
   byReference = false,
+  /** A partition run: only this partition's events, and placeholders for the others' (partition.ts). */
+  part?: PartitionFilter,
 ): AsyncGenerator<{ events: LockEvent[]; lines: number }> {
   let chosen = profile.detect === undefined ? profile : undefined;
   // Whether the input is of the kind its profile expects to be mostly no events (Profile.sparse) is
@@ -36,7 +39,7 @@ export async function* parseSource(
       chosen = first === undefined ? undefined : profile.detect!(first);
       if (chosen === undefined) {
         // Only blank or over-long lines so far: count them; any profile does.
-        toEvents(batch, canonical, name, name, stats, summary);
+        toEvents(batch, canonical, name, name, stats, summary, false, part);
         return [];
       }
       summary.profile = chosen.name;
@@ -49,7 +52,7 @@ export async function* parseSource(
       kindKnown = chosen.sparse !== 'text' || first !== undefined;
       if (chosen.sparse === 'all' || (chosen.sparse === 'text' && first !== undefined && !first.trimStart().startsWith('{'))) summary.sparse = true;
     }
-    return toEvents(batch, chosen, name, name, stats, summary, byReference);
+    return toEvents(batch, chosen, name, name, stats, summary, byReference, part);
   };
   try {
     // Lines by reference are read as bytes, and decoded only when the profile's byte path is not

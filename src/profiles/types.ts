@@ -1,4 +1,5 @@
 import type { LockEvent } from '../model/event.js';
+import type { KeyLook } from './canonical-key.js';
 import type { ServiceId } from '../model/services.js';
 
 /** Where a record came from. */
@@ -61,6 +62,12 @@ export interface Profile {
    * as fastEvent. It must not keep `bytes`.
    */
   readonly fastBytes?: (bytes: Uint8Array, start: number, end: number, origin: RecordOrigin) => LockEvent | undefined;
+  /**
+   * Optional partition key reader (`--partition`, README "Scaling out"): the resource key, time
+   * and source of the line at bytes [start, end), read without parsing the line, into `out`; false
+   * when only the full parse can tell. When the line is an event, they must be the event's.
+   */
+  readonly partitionKey?: (bytes: Uint8Array, start: number, end: number, out: KeyLook) => boolean;
   toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null;
   /**
    * It may give lease-scoped events (resource LEASE_SCOPED: a session or lease ended wherever it

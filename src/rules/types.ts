@@ -131,6 +131,14 @@ export interface Rule<S = any> {
   readonly onView?: (finding: Readonly<Finding>, view: LockEvent) => RuleMessage | undefined;
   /** Called once per resource at the end of input (for rules that wait, e.g. out a clock-skew window). */
   readonly end?: (context: RuleContext<S>) => void;
+  /**
+   * For a rule whose state is not per resource (RuleContext.state): called, in a partition run
+   * (`--partition`), for the lines of other partitions, in their place in the merged order, so the
+   * rule sees every line as a single run would. Only `ts`, `source`, `file` and `line` are at hand
+   * at once (the rest is read from the line when asked for), `context.timeline` is not set, and the
+   * handler must not report.
+   */
+  readonly onForeign?: Handler<S>;
 }
 
 /** A rule, typed with its own per-resource state `S` (identity at run time). */

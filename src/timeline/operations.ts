@@ -73,7 +73,11 @@ export class OperationIndex {
     return e;
   }
 
+  /** Entries made so far (partition runs compare the sum over partitions with the cap at merge). */
+  made = 0;
+
   private remember(operationId: string): void {
+    this.made++;
     const old = this.order[this.next];
     if (old !== undefined) this.forgetOldest(old);
     this.order[this.next] = operationId;
