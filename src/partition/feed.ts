@@ -23,6 +23,9 @@ import { firstContentLine, isBlankBytes } from '../ingest/records.js';
 import { Unwrapper } from '../ingest/wrappers.js';
 import type { Profile } from '../profiles/types.js';
 
+/** Bytes per chunk the reader reads (fewer, larger messages than a job's own 256 KiB reads). */
+export const FEED_CHUNK = 1024 * 1024;
+
 /** Batches of one input sent to a job before it has taken one. */
 export const WINDOW = 4;
 /** With many inputs (each read at once, see analyze's MANY_FILES), fewer. */
@@ -173,7 +176,7 @@ export class Feeder {
         yield c;
       }
     }
-    const it = readLineBytes(counted(fileSource(path, { reopen: this.o.reopen }).open()), { maxLineBytes: this.o.maxLineBytes })[Symbol.asyncIterator]();
+    const it = readLineBytes(counted(fileSource(path, { reopen: this.o.reopen, chunkBytes: this.o.reopen ? undefined : FEED_CHUNK }).open()), { maxLineBytes: this.o.maxLineBytes })[Symbol.asyncIterator]();
     const part = new PartitionFilter({ index: 0, count: jobs });
     let chosen = profile.detect === undefined ? profile : undefined;
     let first = true;
@@ -228,9 +231,9 @@ export class Feeder {
     const sourceIds = new Map<string, number>();
     const starts = Array.from({ length: jobs }, () => new Int32Array(n));
     const ends = Array.from({ length: jobs }, () => new Int32Array(n));
-    const size = byte === undefined ? 0 : byte.chunk.length;
-    const chunks = Array.from({ length: jobs }, () => Buffer.allocUnsafeSlow(size));
-    const used = new Int32Array(jobs);
+    // First the partition of each line (and the bytes each job gets), then the copies.
+    const need = new Int32Array(jobs);
+    let declined = 0;
     let texts: [number, string | null][] | undefined;
     const src = byte?.chunk;
     for (let i = 0; i < n; i++) {
@@ -244,17 +247,12 @@ export class Feeder {
       // Before the profile is known every line is blank or over the cap; a blank line is sent empty.
       if (chosen === undefined || isBlankBytes(src!, s, e)) continue;
       const p = part.lookAt(chosen, src!, s, e);
+      looks[i] = p;
       if (p === DECLINED_LOOK) {
-        looks[i] = DECLINED_LOOK;
-        for (let j = 0; j < jobs; j++) {
-          const at = used[j]!;
-          src!.copy(chunks[j]!, at, s, e);
-          starts[j]![i] = at;
-          ends[j]![i] = used[j] = at + e - s;
-        }
+        declined += e - s;
         continue;
       }
-      looks[i] = p;
+      need[p] += e - s;
       lookTs[i] = part.look.ts;
       const source = part.look.source;
       if (source !== undefined) {
@@ -265,10 +263,20 @@ export class Feeder {
         }
         lookSource[i] = id;
       }
-      const at = used[p]!;
-      src!.copy(chunks[p]!, at, s, e);
-      starts[p]![i] = at;
-      ends[p]![i] = used[p] = at + e - s;
+    }
+    const chunks = Array.from({ length: jobs }, (_, j) => Buffer.allocUnsafeSlow(need[j]! + declined));
+    const used = new Int32Array(jobs);
+    for (let i = 0; i < n; i++) {
+      const p = looks[i]!;
+      if (p === NOT_LOOKED) continue;
+      const s = byte!.starts[i]!;
+      const e = byte!.ends[i]!;
+      for (let j = p === DECLINED_LOOK ? 0 : p; j < (p === DECLINED_LOOK ? jobs : p + 1); j++) {
+        const at = used[j]!;
+        src!.copy(chunks[j]!, at, s, e);
+        starts[j]![i] = at;
+        ends[j]![i] = used[j] = at + e - s;
+      }
     }
     const offsets = raw.offsets === undefined ? undefined : Float64Array.from(raw.offsets);
     const lengths = raw.lengths === undefined ? undefined : Float64Array.from(raw.lengths);
