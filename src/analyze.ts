@@ -7,13 +7,14 @@ import { DUPLICATE_WINDOW_MS, RecentEvents } from './ingest/duplicates.js';
 import { mergeByTime } from './ingest/merge.js';
 import { fileSource, InputError, reasonOf, streamSource, type InputSource } from './ingest/open.js';
 import { count, InputStats, type InputPolicy } from './ingest/records.js';
-import { parseSource } from './ingest/parse-source.js';
+import { parseFed, parseSource, type FedItem } from './ingest/parse-source.js';
 import { maxWorkers, workerEvents, WORKER_MIN_BYTES } from './ingest/threaded.js';
 import type { LineReader, LockEvent } from './model/event.js';
 import { LineStore } from './ingest/readback.js';
 import { byReadiness, type FileSummary, type Finding, type Problem, type Readiness, type Report, type TimelineEvent } from './model/report.js';
 import { EventCapture } from './timeline/capture.js';
 import { canonical } from './profiles/canonical.js';
+import { rebuildProfile } from './profiles/index.js';
 import type { Profile } from './profiles/types.js';
 import { rules as allRules } from './rules/index.js';
 import type { Rule } from './rules/types.js';
@@ -124,7 +125,13 @@ export interface ProgressInfo {
   lines: number;
 }
 
-export async function analyze(options: AnalyzeOptions): Promise<Report> {
+/** What a job of `--jobs` gives its analyze() beside the options (partition/job-worker.ts): not library API. */
+export interface JobHooks {
+  /** The lines of a plain input as the main thread's reader hands them out (partition/feed.ts), or undefined to read it here. */
+  fed?: (path: string) => AsyncIterable<FedItem | { self: true }> | undefined;
+}
+
+export async function analyze(options: AnalyzeOptions, hooks?: JobHooks): Promise<Report> {
   checkAnalyzeOptions(options as unknown as Record<string, unknown>);
   checkPartition(options.partition);
   const jobs = await jobsFor(options);
@@ -207,7 +214,9 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     else {
       const st = fileStats[i];
       const byReference = st !== undefined && lineStore.register(path, st);
-      sources.push(sourceEvents(input, profile, stats, summary, options.maxLineBytes, progress, byReference, part));
+      const fed = part === undefined ? undefined : hooks?.fed?.(path);
+      const own = () => sourceEvents(input, profile, stats, summary, options.maxLineBytes, progress, byReference, part);
+      sources.push(fed === undefined ? own() : fedEvents(fed, own, input.name, profile, stats, summary, byReference, part!));
     }
   });
   for (const s of options.streams ?? []) {
@@ -324,11 +333,26 @@ async function jobsFor(options: AnalyzeOptions): Promise<number> {
 /** The run on `jobs` worker threads, one partition each (partition/jobs.ts). */
 async function inJobs(options: AnalyzeOptions, jobs: number): Promise<Report> {
   const { files, profile, onFinding, onProblem, onProgress, onNote, streams: _s, events: _e, partition: _p, jobs: _j, workers: _w, ...plain } = options;
-  for (const f of files!) await checkFile(f);
+  // The plain files (read by reference, as a job's analyze() tells them, the same file named twice
+  // once) are read once, on this thread, and their lines handed out (partition/feed.ts).
+  const fed: string[] = [];
+  const seen = new Set<string>();
+  const probe = new LineStore();
+  let unique = 0;
+  for (const f of files!) {
+    const st = await checkFile(f);
+    const id = `${st.dev}:${st.ino}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    unique++;
+    if (probe.register(f, st)) fed.push(f);
+  }
+  const recipe = (profile ?? canonical).recipe!;
   return runJobs(
-    { files: files!, recipe: (profile ?? canonical).recipe!, options: plain as Record<string, unknown>, findings: onFinding !== undefined, problems: onProblem !== undefined, progress: onProgress !== undefined, notes: onNote !== undefined },
+    { files: files!, recipe, options: plain as Record<string, unknown>, findings: onFinding !== undefined, problems: onProblem !== undefined, progress: onProgress !== undefined, notes: onNote !== undefined, fed },
     jobs,
     { onFinding, onProblem, onProgress, onNote },
+    { profile: rebuildProfile(recipe), maxLineBytes: options.maxLineBytes, reopen: unique > MANY_FILES },
   );
 }
 
@@ -547,6 +571,23 @@ async function* sourceEvents(input: InputSource, profile: Profile, stats: InputS
     }
     if (events.length > 0) yield events;
   }
+}
+
+/** A fed input's events (partition/feed.ts), or, when the reader says so first, the input read here. */
+async function* fedEvents(items: AsyncIterable<FedItem | { self: true }>, own: () => AsyncGenerator<LockEvent[]>, name: string, profile: Profile, stats: InputStats, summary: FileSummary, byReference: boolean, part: PartitionFilter): AsyncGenerator<LockEvent[]> {
+  const it = items[Symbol.asyncIterator]();
+  const first = await it.next();
+  if (first.done === true) return;
+  if ('self' in first.value) {
+    yield* own();
+    return;
+  }
+  const head = first.value;
+  async function* all(): AsyncGenerator<FedItem> {
+    yield head;
+    for (let r = await it.next(); r.done !== true; r = await it.next()) yield r.value as FedItem;
+  }
+  for await (const { events } of parseFed(all(), name, profile, stats, summary, part, byReference)) if (events.length > 0) yield events;
 }
 
 async function* recordEvents(records: readonly Record<string, unknown>[], chosen: Profile, stats: InputStats, summary: FileSummary, part?: PartitionFilter): AsyncGenerator<LockEvent[]> {

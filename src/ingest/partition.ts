@@ -135,6 +135,18 @@ export class PartitionFilter {
     return l.key === undefined ? partitionOfBytes(b, l.keyStart, l.keyEnd, this.count) : partitionOf(l.key, this.count);
   }
 
+  /**
+   * What the reader of `--jobs` looked at for this line already (partition/feed.ts): `p` as
+   * lookAt returns it, and into `look` the time and source it read.
+   */
+  looked(p: number, ts: number, source: number, sources: readonly string[]): number {
+    if (p >= 0) {
+      this.look.ts = ts;
+      this.look.source = source < 0 ? undefined : sources[source];
+    }
+    return p;
+  }
+
   /** lookAt for a line of text (a line of the string paths that became no event). */
   lookAtText(profile: Profile, text: string): number {
     if (profile.partitionKey === undefined) return -1;

@@ -7,7 +7,7 @@
 import { isLeaseScoped, type LockEvent } from '../model/event.js';
 import type { FileSummary, InputSummary, LineCounts, Problem } from '../model/report.js';
 import type { Profile } from '../profiles/types.js';
-import { decodeLine, isByteBatch, type ByteLineBatch, type LineBatch } from './lines.js';
+import { decodeLine, isByteBatch, NOT_LOOKED, type ByteLineBatch, type LineBatch } from './lines.js';
 import type { PartitionFilter } from './partition.js';
 
 export const DEFAULT_MAX_PROBLEMS = 100;
@@ -129,6 +129,7 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
   const chunk = raw?.chunk;
   const starts = raw?.starts;
   const ends = raw?.ends;
+  const looks = raw?.looks;
   const fastBytes = profile.fastBytes;
   // Lines of a plain file can be read back: events keep where they are instead of the line.
   const offsets = byReference ? batch.offsets : undefined;
@@ -168,7 +169,9 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
       // Undecoded: the byte path, else the line's text after all.
       const s = starts![i]!;
       const e = ends![i]!;
-      if (isBlankBytes(chunk!, s, e)) {
+      // A line the reader of --jobs looked at already is not blank (and may have no bytes here).
+      const looked = looks === undefined ? NOT_LOOKED : looks[i]!;
+      if (looked === NOT_LOOKED && isBlankBytes(chunk!, s, e)) {
         if (part !== undefined && part.index !== 0) summary.otherPartitions!++;
         else summary.blank++;
         continue;
@@ -179,7 +182,7 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
       }
       if (part !== undefined) {
         // The cheapest look: another partition's line is not parsed, only placed in the merge.
-        const p = part.lookAt(profile, chunk!, s, e);
+        const p = looked === NOT_LOOKED ? part.lookAt(profile, chunk!, s, e) : part.looked(looked, raw!.lookTs![i]!, raw!.lookSource![i]!, raw!.lookSources!);
         if (p !== -1 && p !== part.index) {
           summary.otherPartitions!++;
           out.push(part.fromLook(source, file, line, origin.offset, origin.bytes, false, profile));
@@ -350,7 +353,7 @@ function suspicious(text: string): string | undefined {
   return undefined;
 }
 
-function isBlankBytes(b: Uint8Array, s: number, e: number): boolean {
+export function isBlankBytes(b: Uint8Array, s: number, e: number): boolean {
   for (let i = s; i < e; i++) {
     const c = b[i]!;
     if (c !== 32 && c !== 9 && c !== 13 && c !== 11 && c !== 12) return false;

@@ -1,8 +1,10 @@
 /**
  * `--jobs N` (README "Scaling out"): the partitions of one run on N worker threads of this
- * process, each reading every input and analysing the resources of its partition, their reports
- * merged in memory (mergeReports), so the report is the one a single thread writes. Findings are
- * passed on as soon as their partition has them (live ndjson), problems and progress as they come.
+ * process, each analysing the resources of its partition, their reports merged in memory
+ * (mergeReports), so the report is the one a single thread writes. The main thread reads each
+ * plain input once and hands each job only its own lines (feed.ts); other inputs (gzip, container
+ * logs) every job reads itself. Findings are passed on as soon as their partition has them (live
+ * ndjson), problems and progress as they come.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -14,6 +16,8 @@ import { OptionError } from '../model/options.js';
 import { MappingError } from '../profiles/names.js';
 import { MAX_PARTITIONS } from './hash.js';
 import { mergeReports } from './merge.js';
+import { Feeder } from './feed.js';
+import type { Profile } from '../profiles/types.js';
 
 /** With `jobs: 'auto'`, inputs of at least this many bytes in all are analysed on every core. */
 export const JOBS_MIN_BYTES = 64 * 1024 * 1024;
@@ -22,10 +26,8 @@ export const JOBS_MIN_BYTES = 64 * 1024 * 1024;
 export const MAX_AUTO_JOBS = 8;
 
 /**
- * Cores `jobs: 'auto'` needs to start jobs at all. Every job reads and key-reads every line, so on
- * 2 cores two jobs take about 1.5x the CPU time of one thread and gain little wall time (more on a
- * busy machine: README "Scaling out"); from 3 cores on, the share of each job shrinks faster than
- * that fixed cost grows.
+ * Cores `jobs: 'auto'` needs to start jobs at all. On 2 cores the main thread's reader competes
+ * with the two jobs (README "Scaling out"); from 3 cores on it has a core of its own.
  */
 export const MIN_AUTO_CORES = 3;
 
@@ -47,6 +49,8 @@ export interface JobSpec {
   problems: boolean;
   progress: boolean;
   notes: boolean;
+  /** The inputs the main thread reads and hands out (feed.ts), as named in `files`. */
+  fed: readonly string[];
 }
 
 export type JobMessage =
@@ -55,6 +59,8 @@ export type JobMessage =
   | { kind: 'progress'; progress: { file: string; bytes: number; lines: number } }
   | { kind: 'note'; note: string }
   | { kind: 'report'; report: Report }
+  /** The job took a batch of fed input `file` (feed.ts): the reader may read on. */
+  | { kind: 'ack'; file: number }
   | { kind: 'error'; name: string; message: string; problem?: Problem; option?: string };
 
 /** Thrown in the main thread for a job that failed: the job's error, by its name and message. */
@@ -96,12 +102,43 @@ export interface JobCallbacks {
 // The worker's code is always the built one (tests run the sources; a worker cannot load TypeScript).
 const WORKER_URL = new URL('../../dist/partition/job-worker.js', import.meta.url);
 
+/** How the main thread reads the fed inputs (JobSpec.fed): the profile as the jobs rebuild it, the options of the line reader. */
+export interface FeedSpec {
+  profile: Profile;
+  maxLineBytes?: number;
+  reopen: boolean;
+}
+
 /** Run the `count` partitions of one run on worker threads; the merged report. */
-export async function runJobs(base: Omit<JobSpec, 'index' | 'count'>, count: number, callbacks: JobCallbacks): Promise<Report> {
+export async function runJobs(base: Omit<JobSpec, 'index' | 'count'>, count: number, callbacks: JobCallbacks, feed?: FeedSpec): Promise<Report> {
   if (!(Number.isInteger(count) && count >= 1 && count <= MAX_PARTITIONS)) throw new RangeError(`jobs must be a whole number from 1 to ${MAX_PARTITIONS}`);
   const workers: Worker[] = [];
+  // Progress: the fed inputs' as the main thread reads them, plus job 0's of the inputs it reads itself.
+  const read = { bytes: 0, lines: 0 };
+  const own = { bytes: 0, lines: 0 };
+  const progress = (file: string) => callbacks.onProgress?.({ file, bytes: read.bytes + own.bytes, lines: read.lines + own.lines });
+  const fed = feed === undefined ? [] : base.fed;
+  const feeder =
+    fed.length === 0
+      ? undefined
+      : new Feeder({
+          files: fed,
+          profile: feed!.profile,
+          jobs: count,
+          maxLineBytes: feed!.maxLineBytes,
+          reopen: feed!.reopen,
+          post: (j, m, transfer) => workers[j]!.postMessage(m, transfer),
+          onRead:
+            callbacks.onProgress === undefined
+              ? undefined
+              : (file, bytes, lines) => {
+                  read.bytes += bytes;
+                  read.lines += lines;
+                  progress(file);
+                },
+        });
   const done = Array.from({ length: count }, (_, index) => {
-    const spec: JobSpec = { ...base, index, count, progress: base.progress && index === 0, notes: base.notes && index === 0 };
+    const spec: JobSpec = { ...base, fed, index, count, progress: base.progress && index === 0, notes: base.notes && index === 0 };
     const worker = new Worker(WORKER_URL, { workerData: spec });
     workers.push(worker);
     return new Promise<Report>((resolve, reject) => {
@@ -114,8 +151,13 @@ export async function runJobs(base: Omit<JobSpec, 'index' | 'count'>, count: num
           case 'problem':
             callbacks.onProblem?.(m.problem);
             break;
+          case 'ack':
+            feeder?.ack(index, m.file);
+            break;
           case 'progress':
-            callbacks.onProgress?.(m.progress);
+            own.bytes = m.progress.bytes;
+            own.lines = m.progress.lines;
+            progress(m.progress.file);
             break;
           case 'note':
             callbacks.onNote?.(m.note);
@@ -136,8 +178,12 @@ export async function runJobs(base: Omit<JobSpec, 'index' | 'count'>, count: num
     });
   });
   try {
-    return mergeReports(await Promise.all(done));
+    const reading = feeder?.run();
+    // A read that fails (not an input that breaks off: the jobs are told of that) fails the run.
+    const [reports] = await Promise.all([Promise.all(done), reading]);
+    return mergeReports(reports);
   } finally {
+    feeder?.stop();
     // One job failed: the others stop too.
     await Promise.all(workers.map((w) => w.terminate().catch(() => undefined)));
   }
