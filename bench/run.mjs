@@ -8,12 +8,13 @@
 //
 // Measured, as whole processes, on one generated log (seeded, deterministic):
 //   1. floor:    the project's line reader + JSON.parse, nothing else (bench/floor.mjs)
-//   2. analyze:  stalewrite analyze --format json, all rules, on one thread (--workers off)
+//   2. analyze:  stalewrite analyze --format json, all rules, on one thread (--jobs 1)
 //   3. jq:       jq -c 'select(.type=="write")' (when jq is installed)
 //   4. app-json: stalewrite analyze --profile app-json on the same incidents written pino-style
-//   5. workers:  2 with --workers on: the file parsed on a second thread (the stretch goal)
-//   6. default:  2 with no --workers flag: what a user gets (auto)
+//   5. jobs:     2 with --jobs 2: two partitions on two threads, merged (its report must be 2's, byte for byte)
+//   6. default:  2 with no --jobs flag: what a user gets (auto)
 //   7. DuckDB:   the headline answer, accepted stale writes, as one window query (bench/duckdb.mjs)
+//   8. partition: 2 with --partition 1/4: one partition of four (the cost of skipping the others' lines)
 // Runs are interleaved (1 2 3 4 5 6 7, 1 2 …) and ratios are medians of per-round ratios.
 // A run that crashes (any exit but 0, 1 or 3; stalewrite exits 1 on stale writes and 3 when
 // inconclusive) is reported, and the targets that need it FAIL with the reason.
@@ -181,15 +182,18 @@ try {
   const pinoBytes = statSync(pinoLog).size;
   const pinoLines = lineCount(pinoLog);
   const defaultReport = join(work, 'default.json');
+  const oneThreadReport = join(work, 'jobs-1.json');
+  const twoJobsReport = join(work, 'jobs-2.json');
 
   const cases = [
     { name: '1 floor (reader + JSON.parse)', cmd: node, args: [join(here, 'floor.mjs'), canonicalLog], bytes, lines },
-    { name: '2 analyze --format json', cmd: node, args: [cli, 'analyze', '--workers', 'off', '--format', 'json', '-o', '/dev/null', '-q', canonicalLog], bytes, lines },
+    { name: '2 analyze --format json', cmd: node, args: [cli, 'analyze', '--jobs', '1', '--format', 'json', '-o', oneThreadReport, '-q', canonicalLog], bytes, lines },
     ...(haveJq ? [{ name: "3 jq -c 'select(.type==\"write\")'", cmd: 'jq', args: ['-c', 'select(.type=="write")', canonicalLog], bytes, lines }] : []),
-    { name: '4 analyze --profile app-json (pino)', cmd: node, args: [cli, 'analyze', '--workers', 'off', '--profile', 'app-json', '--format', 'json', '-o', '/dev/null', '-q', pinoLog], bytes: pinoBytes, lines: pinoLines },
-    { name: '5 analyze --workers on (parsing thread)', cmd: node, args: [cli, 'analyze', '--workers', 'on', '--format', 'json', '-o', '/dev/null', '-q', canonicalLog], bytes, lines },
-    { name: '6 analyze, default (no --workers flag)', cmd: node, args: [cli, 'analyze', '--format', 'json', '-o', defaultReport, '-q', canonicalLog], bytes, lines },
+    { name: '4 analyze --profile app-json (pino)', cmd: node, args: [cli, 'analyze', '--jobs', '1', '--profile', 'app-json', '--format', 'json', '-o', '/dev/null', '-q', pinoLog], bytes: pinoBytes, lines: pinoLines },
+    { name: '5 analyze --jobs 2 (two partitions, two threads)', cmd: node, args: [cli, 'analyze', '--jobs', '2', '--format', 'json', '-o', twoJobsReport, '-q', canonicalLog], bytes, lines },
+    { name: '6 analyze, default (no --jobs flag)', cmd: node, args: [cli, 'analyze', '--format', 'json', '-o', defaultReport, '-q', canonicalLog], bytes, lines },
     ...(duckVersion ? [{ name: '7 DuckDB headline query (read_json + window)', cmd: node, args: [join(here, 'duckdb.mjs'), canonicalLog], bytes, lines, capture: true }] : []),
+    { name: '8 analyze --partition 1/4 (one partition of four)', cmd: node, args: [cli, 'analyze', '--partition', '1/4', '--format', 'json', '-o', join(work, 'part-1.json'), '-q', canonicalLog], bytes, lines },
   ];
   const results = cases.map(() => []);
   for (let r = 0; r < runs; r++) {
@@ -223,23 +227,34 @@ try {
   const analyzeI = idx('2');
   const jqI = idx('3');
   const appI = idx('4');
-  const workersI = idx('5');
+  const jobsI = idx('5');
   const defaultI = idx('6');
   const duckI = idx('7');
+  const partI = idx('8');
   const r21 = ratio(analyzeI, floorI);
   const r32 = jqI === -1 ? undefined : ratio(jqI, analyzeI);
   const r42 = ratio(appI, analyzeI);
   const r41 = ratio(appI, floorI);
-  const r51 = ratio(workersI, floorI);
-  const r52 = ratio(workersI, analyzeI);
+  const r51 = ratio(jobsI, floorI);
+  const r52 = ratio(jobsI, analyzeI);
+  // One partition's wall time as a share of the single run's: 1 / its throughput ratio.
+  const r82 = 1 / ratio(partI, analyzeI);
   const r67 = ratio(defaultI, duckI); // same file, so the throughput ratio is duckdb wall ÷ default wall
   console.log('\nthroughput ratios (lines/s, median of per-round ratios):');
   console.log(`  2÷1 analyze / floor       ${fmt(r21)}`);
   console.log(`  3÷2 jq / analyze          ${r32 === undefined ? 'n/a (jq not installed)' : fmt(r32)}`);
   console.log(`  4÷2 app-json / analyze    ${fmt(r42)}`);
-  console.log(`  5÷2 workers / analyze     ${fmt(r52)}`);
-  console.log(`  5÷1 workers / floor       ${fmt(r51)}`);
+  console.log(`  5÷2 jobs 2 / jobs 1       ${fmt(r52)}`);
+  console.log(`  5÷1 jobs 2 / floor        ${fmt(r51)}`);
+  console.log(`  8÷2 wall, 1 of 4 / single ${fmt(r82)}`);
   console.log(`  6÷7 default / DuckDB      ${duckI === -1 ? 'n/a (DuckDB not available)' : fmt(r67)}`);
+
+  // --jobs 2 must write --jobs 1's report, byte for byte (the last round of each).
+  let identical;
+  if (results[analyzeI].at(-1).ok && results[jobsI].at(-1).ok) {
+    identical = readFileSync(oneThreadReport).equals(readFileSync(twoJobsReport));
+    console.log(`--jobs 2 report vs --jobs 1: ${identical ? 'byte-identical' : 'DIFFERENT'}`);
+  }
 
   // DuckDB's count on the bench file against the default run's report of the last round.
   let bigCheck;
@@ -259,7 +274,7 @@ try {
   console.log('| MB | lines | wall s | MB/s | peak RSS MB |\n|---|---|---|---|---|');
   for (const size of sizes) {
     const f = generate(`size-${size}.ndjson`, size, Number(a.resources));
-    const m = await measure(node, [cli, 'analyze', '--workers', 'off', '-f', 'json', '-o', '/dev/null', '-q', f]);
+    const m = await measure(node, [cli, 'analyze', '--jobs', '1', '-f', 'json', '-o', '/dev/null', '-q', f]);
     console.log(`| ${size} | ${lineCount(f).toLocaleString('en-US')} | ${fmt(m.wall)} | ${fmt(statSync(f).size / 1e6 / m.wall, 1)} | ${fmt(MiB(m.peak), 0)} |${m.ok ? '' : ` crashed: ${m.reason}`}`);
     if (!a.keep) rmSync(f);
   }
@@ -268,7 +283,7 @@ try {
   const rssAt = new Map();
   for (const n of rssResources) {
     const f = generate(`res-${n}.ndjson`, rssMb, n);
-    const m = await measure(node, [cli, 'analyze', '--workers', 'off', '-f', 'json', '-o', join(work, 'r.json'), '-q', f]);
+    const m = await measure(node, [cli, 'analyze', '--jobs', '1', '-f', 'json', '-o', join(work, 'r.json'), '-q', f]);
     const seen = m.ok ? JSON.parse(readFileSync(join(work, 'r.json'), 'utf8')).summary.resources : NaN;
     rssAt.set(n, { ...m, seen });
     console.log(`| ${n.toLocaleString('en-US')} | ${m.ok ? seen.toLocaleString('en-US') : 'n/a'} | ${fmt(MiB(m.peak), 0)} |${m.ok ? '' : ` crashed: ${m.reason}`}`);
@@ -295,7 +310,7 @@ try {
     const at = [];
     for (const size of [flatMb, 2 * flatMb]) {
       const f = generate(`flat-${size}.ndjson`, size, FLAT_RESOURCES);
-      const m = await measure(node, [cli, 'analyze', '--workers', 'off', '-f', 'json', '-o', '/dev/null', '-q', f]);
+      const m = await measure(node, [cli, 'analyze', '--jobs', '1', '-f', 'json', '-o', '/dev/null', '-q', f]);
       at.push(m);
       console.log(`| ${size} | ${lineCount(f).toLocaleString('en-US')} | ${fmt(m.wall)} | ${fmt(MiB(m.peak), 0)} |${m.ok ? '' : ` crashed: ${m.reason}`}`);
       if (!a.keep) rmSync(f);
@@ -333,12 +348,12 @@ try {
   console.log('\ntargets:');
   {
     const why = rows[analyzeI].crashed ?? rows[floorI].crashed;
-    line(!why && r21 >= 1.0, "analysis vs floor: full analysis (all rules, --format json, --workers off) >= 1.0x the floor's throughput", crashedOr(why, `${fmt(r21)}x`));
+    line(!why && r21 >= 1.0, "analysis vs floor: full analysis (all rules, --format json, --jobs 1) >= 1.0x the floor's throughput", crashedOr(why, `${fmt(r21)}x`));
   }
   if (duckI === -1) console.log("SKIP default run vs DuckDB: not measured (DuckDB not available: npm install)");
   else {
     const why = rows[defaultI].crashed ?? rows[duckI].crashed;
-    line(!why && r67 >= 1.0, "default run vs DuckDB: default run (no --workers flag) wall time <= DuckDB's headline query on the same file", crashedOr(why, `DuckDB ${fmt(rows[duckI].wall)} s / default ${fmt(rows[defaultI].wall)} s = ${fmt(r67)}x, median of per-round ratios`));
+    line(!why && r67 >= 1.0, "default run vs DuckDB: default run (no --jobs flag) wall time <= DuckDB's headline query on the same file", crashedOr(why, `DuckDB ${fmt(rows[duckI].wall)} s / default ${fmt(rows[defaultI].wall)} s = ${fmt(r67)}x, median of per-round ratios`));
   }
   if (gb === undefined) console.log(`SKIP peak RSS, 1 GB with 100k resources <= 150 MB: not measured (needs --mb 1000 or --rss-gb; this run: ${fmt(MiB(rows[analyzeI].maxPeak), 0)} MB for ${mb} MB)`);
   else line(gb.ok && MiB(gb.peak) <= 150, 'peak RSS, 1 GB with 100k resources <= 150 MB', crashedOr(gb.ok ? undefined : gb.reason, `${fmt(MiB(gb.peak), 0)} MB, ${gb.what}`));
@@ -367,7 +382,15 @@ try {
   line(startup <= 0.3, 'start-up: CLI start-up to first output <= 0.3 s', `${fmt(startup, 3)} s`);
   if (r32 === undefined) console.log("SKIP >= 4x jq's throughput (jq not installed)");
   else line(1 / r32 >= 4, "full analysis >= 4x jq's throughput", crashedOr(rows[jqI].crashed ?? rows[analyzeI].crashed, `${fmt(1 / r32)}x`));
-  line(r51 >= 1.3, 'stretch: both cores (--workers on) >= 1.3x the single-thread floor', crashedOr(rows[workersI].crashed ?? rows[floorI].crashed, `${fmt(r51)}x`));
+  {
+    const why = rows[jobsI].crashed ?? rows[analyzeI].crashed ?? (identical === false ? 'the --jobs 2 report differs from --jobs 1' : undefined);
+    line(!why && r52 >= 1.7 && identical === true, '--jobs 2 vs --jobs 1: >= 1.7x the throughput, byte-identical reports', crashedOr(why, `${fmt(r52)}x on ${spawnSync('nproc').stdout.toString().trim()} cores, ${identical ? 'byte-identical' : 'not compared'}`));
+  }
+  {
+    const why = rows[partI].crashed ?? rows[analyzeI].crashed;
+    line(!why && r82 <= 0.4, "partition skip cost: one partition of 4 takes <= 0.4x the single run's time (canonical path)", crashedOr(why, `${fmt(r82)}x, median of per-round ratios`));
+  }
+  line(r51 >= 1.3, 'stretch: both cores (--jobs 2) >= 1.3x the single-thread floor', crashedOr(rows[jobsI].crashed ?? rows[floorI].crashed, `${fmt(r51)}x`));
   if (duckCheck !== undefined || bigCheck !== undefined) {
     const checks = [duckCheck, bigCheck].filter(Boolean);
     line(checks.every((c) => c.ok), "sanity: DuckDB's count of accepted stale writes equals stalewrite's", checks.map((c) => c.text).join('; '));

@@ -7,19 +7,29 @@ import { DUPLICATE_WINDOW_MS, RecentEvents } from './ingest/duplicates.js';
 import { mergeByTime } from './ingest/merge.js';
 import { fileSource, InputError, reasonOf, streamSource, type InputSource } from './ingest/open.js';
 import { count, InputStats, type InputPolicy } from './ingest/records.js';
-import { parseSource } from './ingest/parse-source.js';
+import { parseFed, parseSource, type FedItem } from './ingest/parse-source.js';
 import { maxWorkers, workerEvents, WORKER_MIN_BYTES } from './ingest/threaded.js';
 import type { LineReader, LockEvent } from './model/event.js';
 import { LineStore } from './ingest/readback.js';
 import { byReadiness, type FileSummary, type Finding, type Problem, type Readiness, type Report, type TimelineEvent } from './model/report.js';
 import { EventCapture } from './timeline/capture.js';
 import { canonical } from './profiles/canonical.js';
+import { rebuildProfile } from './profiles/index.js';
 import type { Profile } from './profiles/types.js';
 import { rules as allRules } from './rules/index.js';
 import type { Rule } from './rules/types.js';
 import { VERSION } from './version.js';
 import { checkAnalyzeOptions } from './model/options.js';
 import { verdictOf, verdictReasons } from './verdict.js';
+import { ITEM_COPY, ITEM_EVENT, ITEM_EXTRA, PartitionFilter, Placeholder, Witness, type PartitionSpec } from './ingest/partition.js';
+import { MAX_PARTITIONS } from './partition/hash.js';
+import { DEFAULT_MAX_LEASE_HOLDERS } from './timeline/lease-holders.js';
+import { findingPointers, pointAt } from './partition/merge.js';
+import { autoJobs, runJobs } from './partition/jobs.js';
+import { OptionError } from './model/options.js';
+import { DEFAULT_MAX_FINDINGS, DEFAULT_MAX_RESOURCES, DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS } from './engine.js';
+import { DEFAULT_MAX_PROBLEMS } from './ingest/records.js';
+import { DEFAULT_MAX_LINE_BYTES } from './ingest/lines.js';
 
 export interface AnalyzeOptions {
   /** Paths to read; `-` is stdin. Gzip is detected by its magic bytes. */
@@ -46,6 +56,8 @@ export interface AnalyzeOptions {
   maxFindings?: number;
   /** Resources tracked at most (default 1 000 000); see Report.summary.untrackedEvents. */
   maxResources?: number;
+  /** Lease–resource pairs indexed for lease-scoped events, with a profile that gives them (default 200 000). */
+  maxLeaseHolders?: number;
   /** busy-rate-rising window in ms (default 60000), threshold 0..1 (default 0.25). */
   busyWindowMs?: number;
   busyThreshold?: number;
@@ -80,6 +92,25 @@ export interface AnalyzeOptions {
   dedupe?: boolean;
   /** Called when an input is skipped because it names a file already given (same device and inode). */
   onNote?: (note: string) => void;
+  /**
+   * Analyse only partition `index` of `count` (README "Scaling out"): the resources whose key
+   * hashes to it. The report has `partition` (what `stalewrite merge`, mergeReports(), needs) and
+   * counts the other partitions' lines in `otherPartitions`. Files are then parsed on this thread
+   * (`workers` is not used).
+   */
+  partition?: PartitionSpec;
+  /**
+   * Analyse on this many worker threads, each one partition of the resources (README "Scaling
+   * out"), their reports merged in memory into the report one thread writes (should the merge not
+   * be exactly it, the input is analysed again on one thread). `auto` (default): every core, at most
+   * 8, for files of 64 MiB (JOBS_MIN_BYTES) or more in all on 3 or more cores, and one thread for less, on 2 cores, for stdin and
+   * streams, for profiles without a recipe, with `strict` or `maxInvalid` (they stop at the first
+   * invalid line of the whole input), with `partition`, and for live output (`onFinding`). A number
+   * above 1 asks for that many jobs where they can run (files, a recipe, no strict, no maxInvalid);
+   * with `onFinding`, each finding is passed on as soon as its partition has it (possibly past
+   * `maxFindings`, and in another order than the report's).
+   */
+  jobs?: number | 'auto';
 }
 
 /** More file inputs than this are read by reopening each plain file per chunk (see ingest/open.ts). */
@@ -94,15 +125,31 @@ export interface ProgressInfo {
   lines: number;
 }
 
-export async function analyze(options: AnalyzeOptions): Promise<Report> {
+/** What a job of `--jobs` gives its analyze() beside the options (partition/job-worker.ts): not library API. */
+export interface JobHooks {
+  /** The lines of a plain input as the main thread's reader hands them out (partition/feed.ts), or undefined to read it here. */
+  fed?: (path: string) => AsyncIterable<FedItem | { self: true }> | undefined;
+}
+
+export async function analyze(options: AnalyzeOptions, hooks?: JobHooks): Promise<Report> {
   checkAnalyzeOptions(options as unknown as Record<string, unknown>);
+  checkPartition(options.partition);
+  const jobs = await jobsFor(options);
+  if (jobs > 1) {
+    const merged = await inJobs(options, jobs);
+    if (merged.partitions === undefined || options.onFinding !== undefined) return merged;
+    // Not exactly one thread's report (input out of timestamp order, a global bound): analysed again on one.
+    return analyze({ ...options, jobs: 1, onProblem: undefined, onNote: undefined });
+  }
   const rules = selectRules(options.rules);
   const profile = options.profile ?? canonical;
+  const part = options.partition === undefined ? undefined : new PartitionFilter(options.partition);
   const policy: InputPolicy = {
     strict: options.strict,
     maxInvalid: options.maxInvalid,
     maxProblems: options.maxProblems,
     onProblem: options.onProblem,
+    partitioned: part !== undefined,
   };
   const stats = new InputStats(policy);
   const progress = options.onProgress === undefined ? undefined : { info: { file: '', bytes: 0, lines: 0 }, report: options.onProgress };
@@ -119,6 +166,8 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   const sameAs = new Map<number, string>();
   // Input that can go quiet (stdin, a pipe, a stream): live findings are then flushed by the clock.
   let live = (options.streams?.length ?? 0) > 0;
+  /** Each path's size as given (for a partition's report: the merge checks the inputs are the same). */
+  const givenSizes = new Map<string, number>();
   for (const path of options.files ?? []) {
     if (path === '-') {
       files.push(path);
@@ -128,7 +177,8 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
       continue;
     }
     const st = await checkFile(path);
-    if (!st.isFile()) live = true;
+    if (st.isFile()) givenSizes.set(path, st.size);
+    else live = true;
     const id = `${st.dev}:${st.ino}`;
     const first = seenFiles.get(id);
     if (first !== undefined) {
@@ -140,8 +190,9 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     sizes.push(st.size);
     fileStats.push(st);
   }
-  const threaded = filesForWorkers(sizes, profile, options.workers ?? 'auto');
+  const threaded = filesForWorkers(sizes, profile, part !== undefined ? 'off' : (options.workers ?? 'auto'));
   const lineStore = new LineStore();
+  if (part !== undefined) part.lines = lineStore.read;
   const reopen = files.length > MANY_FILES;
   // Entries in the order the paths were given (a skipped path's entry where it was named).
   let next = 0;
@@ -163,21 +214,25 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     else {
       const st = fileStats[i];
       const byReference = st !== undefined && lineStore.register(path, st);
-      sources.push(sourceEvents(input, profile, stats, summary, options.maxLineBytes, progress, byReference));
+      const fed = part === undefined ? undefined : hooks?.fed?.(path);
+      const own = () => sourceEvents(input, profile, stats, summary, options.maxLineBytes, progress, byReference, part);
+      sources.push(fed === undefined ? own() : fedEvents(fed, own, input.name, profile, stats, summary, byReference, part!));
     }
   });
   for (const s of options.streams ?? []) {
     const summary = stats.addFile(s.name);
     summaries.push(summary);
-    sources.push(sourceEvents(streamSource(s.name, s.stream), profile, stats, summary, options.maxLineBytes, progress));
+    sources.push(sourceEvents(streamSource(s.name, s.stream), profile, stats, summary, options.maxLineBytes, progress, false, part));
   }
   if (options.events !== undefined) {
     const summary = stats.addFile('events');
     summaries.push(summary);
-    sources.push(recordEvents(options.events, profile, stats, summary));
+    sources.push(recordEvents(options.events, profile, stats, summary, part));
   }
   if (sources.length === 0) throw new InputError('nothing to analyze: give files, streams or events');
 
+  // The lock service each input's profile declares, by the name its events carry as `file`.
+  const byFile = new Map(summaries.map((s) => [s.file, s]));
   const capture = options.timelines === undefined ? undefined : new EventCapture({ resources: options.timelines.resources, perResource: options.timelines.perResource });
   const engine = new Engine({
     capture,
@@ -189,6 +244,10 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
     maxResources: options.maxResources,
     onFinding: options.onFinding,
     lines: lineStore.read,
+    partition: part !== undefined,
+    serviceOf: (file) => byFile.get(file)?.service,
+    leaseScoped: profile.leaseScoped === true,
+    maxLeaseHolders: options.maxLeaseHolders,
   });
   const clockSkewMs = options.clockSkewMs ?? DEFAULT_CLOCK_SKEW_MS;
   const recent = options.dedupe === false ? undefined : new RecentEvents(options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS), undefined, undefined, lineStore.read);
@@ -206,17 +265,95 @@ export async function analyze(options: AnalyzeOptions): Promise<Report> {
   // The files opened for reading lines back are closed however the analysis ends.
   try {
     try {
-      await feed(engine, mergeByTime(sources), recent, summaries, () => (lastInput = Date.now()));
+      const onInput = () => (lastInput = Date.now());
+      if (part === undefined) await feed(engine, mergeByTime(sources), recent, summaries, onInput);
+      else {
+        const witness = new Witness(sources.length, clockSkewMs, rules.some((r) => r.onForeign !== undefined), (reason) => engine.noteInexact(reason));
+        await feedPartition(engine, mergeByTime(sources), recent, summaries, onInput, witness, sources.length);
+      }
     } finally {
       if (quiet !== undefined) clearInterval(quiet);
     }
     engine.finish();
     const report = buildReport(engine, stats);
-    if (capture !== undefined) addTimelines(report, capture, options.timelines!, lineStore.read);
+    const uncaptured: string[] = [];
+    if (capture !== undefined) addTimelines(report, capture, options.timelines!, lineStore.read, uncaptured);
+    if (part !== undefined) {
+      report.partition = {
+        index: part.index,
+        count: part.count,
+        hash: 'fnv1a64-utf8',
+        options: fingerprint(options, rules, profile, clockSkewMs),
+        inputs: [
+          ...(options.files ?? []).map((name) => ({ name, size: name === '-' ? null : (givenSizes.get(name) ?? null) })),
+          ...(options.streams ?? []).map((st) => ({ name: st.name, size: null })),
+          ...(options.events !== undefined ? [{ name: 'events', size: options.events.length }] : []),
+        ],
+        order: report.findings.map((f) => [...(engine.orderOf(f) ?? [])]),
+        firstByRule: Object.fromEntries(engine.firstByRule),
+        held: { resources: engine.resourceCount, operations: engine.operations.made, captured: capture?.size ?? 0, copies: recent?.peak ?? 0, copyChars: recent?.peakChars ?? 0, leaseHolders: engine.holdersPeak },
+        leaseScoped: { events: engine.leaseScopedEvents, applied: engine.leaseScopedApplied },
+        inexact: [...engine.inexact].map(([reason, count]) => ({ reason, count })),
+      };
+      if (capture !== undefined) report.partition.uncaptured = uncaptured;
+    }
     return report;
   } finally {
     lineStore.close();
   }
+}
+
+/** How many jobs a run takes (see AnalyzeOptions.jobs). */
+async function jobsFor(options: AnalyzeOptions): Promise<number> {
+  const asked = options.jobs ?? 'auto';
+  if (asked !== 'auto' && !(Number.isInteger(asked) && asked >= 1 && asked <= MAX_PARTITIONS)) throw new OptionError('jobs', `jobs must be "auto" or a whole number from 1 to ${MAX_PARTITIONS} (got ${String(asked)})`);
+  if (asked === 1 || options.partition !== undefined) return 1;
+  const files = options.files ?? [];
+  const why =
+    (options.streams?.length ?? 0) > 0 || options.events !== undefined || files.length === 0
+      ? 'jobs read files: streams and events are analysed on one thread'
+      : files.includes('-')
+        ? 'jobs read files: stdin ("-") is read by one thread'
+        : (options.profile ?? canonical).recipe === undefined
+          ? 'this profile cannot be rebuilt on a worker thread (it has no recipe)'
+          : options.strict === true || options.maxInvalid !== undefined
+            ? 'strict and maxInvalid stop at the first invalid line of the whole input, which one thread reads'
+            : undefined;
+  if (why !== undefined) {
+    if (asked === 'auto') return 1;
+    throw new OptionError('jobs', `jobs ${asked}: ${why}; leave jobs out, or give 1`);
+  }
+  if (asked !== 'auto') return asked;
+  if (options.onFinding !== undefined) return 1;
+  let bytes = 0;
+  for (const f of files) bytes += (await checkFile(f)).size;
+  return autoJobs(bytes);
+}
+
+/** The run on `jobs` worker threads, one partition each (partition/jobs.ts). */
+async function inJobs(options: AnalyzeOptions, jobs: number): Promise<Report> {
+  const { files, profile, onFinding, onProblem, onProgress, onNote, streams: _s, events: _e, partition: _p, jobs: _j, workers: _w, ...plain } = options;
+  // The plain files (read by reference, as a job's analyze() tells them, the same file named twice
+  // once) are read once, on this thread, and their lines handed out (partition/feed.ts).
+  const fed: string[] = [];
+  const seen = new Set<string>();
+  const probe = new LineStore();
+  let unique = 0;
+  for (const f of files!) {
+    const st = await checkFile(f);
+    const id = `${st.dev}:${st.ino}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    unique++;
+    if (probe.register(f, st)) fed.push(f);
+  }
+  const recipe = (profile ?? canonical).recipe!;
+  return runJobs(
+    { files: files!, recipe, options: plain as Record<string, unknown>, findings: onFinding !== undefined, problems: onProblem !== undefined, progress: onProgress !== undefined, notes: onNote !== undefined, fed },
+    jobs,
+    { onFinding, onProblem, onProgress, onNote },
+    { profile: rebuildProfile(recipe), maxLineBytes: options.maxLineBytes, reopen: unique > MANY_FILES },
+  );
 }
 
 /** Live input quiet this long (ms) emits the findings that wait for worker views (see Engine). */
@@ -243,19 +380,86 @@ async function feed(engine: Engine, merged: ReturnType<typeof mergeByTime>, rece
   }
 }
 
-/** Attach captured histories, marking the events that findings point at. */
-function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<AnalyzeOptions['timelines']>, lines: LineReader): void {
-  const pointers = new Map<string, { findings: string[]; decisive: string[] }>();
-  for (const f of report.findings) {
-    for (const e of f.evidence) {
-      if (e.inferred) continue;
-      const key = `${e.file}\u0000${e.line}`;
-      let p = pointers.get(key);
-      if (p === undefined) pointers.set(key, (p = { findings: [], decisive: [] }));
-      if (!p.findings.includes(f.id)) p.findings.push(f.id);
-      if (e.decisive && !p.decisive.includes(f.id)) p.decisive.push(f.id);
+/**
+ * A partition run's feed: every item of the merge keeps its place (this partition's events, and
+ * placeholders for the lines the other partitions own, see ingest/partition.ts). Each event is
+ * pushed with its place in the merged input, so that the merge of the partitions' reports can
+ * order their findings as a single run would.
+ */
+async function feedPartition(engine: Engine, merged: ReturnType<typeof mergeByTime>, recent: RecentEvents | undefined, summaries: FileSummary[], onInput: () => void, witness: Witness, inputs: number): Promise<void> {
+  const highest = new Float64Array(inputs).fill(-Infinity);
+  const seq = new Float64Array(inputs);
+  let newest = -Infinity;
+  for await (const { events, from } of merged) {
+    onInput();
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i]!;
+      const src = typeof from === 'number' ? from : from[i]!;
+      const t = ev.ts;
+      if (t > highest[src]!) highest[src] = t;
+      const at = ++seq[src]!;
+      if (t > newest) newest = t;
+      // A lease-scoped event another partition counts: applied here as it is, but not counted.
+      const shared = ev instanceof Placeholder && ev.apply;
+      if (ev instanceof Placeholder && !shared) {
+        witness.item(ev, src, ev.extra ? ITEM_EXTRA : ITEM_EVENT);
+        engine.pushForeign(ev);
+        continue;
+      }
+      const own = shared ? (ev as Placeholder).full() : ev;
+      if (recent !== undefined && recent.seen(own)) {
+        const summary = summaries[src]!;
+        if (!shared) {
+          summary.events--;
+          summary.duplicates++;
+        }
+        // A single run's window ends at the newest time of every partition's lines.
+        if (t < newest - recent.window) engine.noteInexact('a copy was recognised that arrived further behind the newest line than the duplicate window: a single run may not have recognised it');
+        witness.item(own, src, ITEM_COPY);
+        engine.pushForeign(own);
+        continue;
+      }
+      witness.item(own, src, ITEM_EVENT);
+      engine.atTs = highest[src]!;
+      engine.atFrom = src;
+      engine.atSeq = at;
+      engine.push(own);
     }
   }
+}
+
+/** The options that change a partition's results, resolved to their values: every partition of one run must have the same. */
+function fingerprint(options: AnalyzeOptions, rules: readonly Rule[], profile: Profile, clockSkewMs: number): Record<string, unknown> {
+  return {
+    profile: profile.recipe ?? profile.name,
+    rules: rules.map((r) => r.meta.id),
+    strict: options.strict ?? false,
+    maxInvalid: options.maxInvalid ?? null,
+    maxProblems: options.maxProblems ?? DEFAULT_MAX_PROBLEMS,
+    maxLineBytes: options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
+    clockSkewMs,
+    maxFindings: options.maxFindings ?? DEFAULT_MAX_FINDINGS,
+    maxResources: options.maxResources ?? DEFAULT_MAX_RESOURCES,
+    busyWindowMs: options.busyWindowMs ?? DEFAULT_BUSY_WINDOW_MS,
+    busyThreshold: options.busyThreshold ?? DEFAULT_BUSY_THRESHOLD,
+    dedupe: options.dedupe !== false,
+    maxLeaseHolders: options.maxLeaseHolders ?? DEFAULT_MAX_LEASE_HOLDERS,
+    duplicateWindowMs: options.duplicateWindowMs ?? Math.max(clockSkewMs, DUPLICATE_WINDOW_MS),
+    timelines: options.timelines === undefined ? null : { all: options.timelines.all ?? false, resources: options.timelines.resources ?? null, maxResources: options.timelines.maxResources ?? 50, perResource: options.timelines.perResource ?? 1000 },
+  };
+}
+
+function checkPartition(p: PartitionSpec | undefined): void {
+  if (p === undefined) return;
+  if (p === null || typeof p !== 'object') throw new OptionError('partition', 'partition must be { index, count }');
+  const { index, count } = p;
+  if (!Number.isInteger(count) || count < 1 || count > MAX_PARTITIONS) throw new OptionError('partition', `partition.count must be a whole number from 1 to ${MAX_PARTITIONS} (got ${String(count)})`);
+  if (!Number.isInteger(index) || index < 0 || index >= count) throw new OptionError('partition', `partition.index must be a whole number from 0 to ${count - 1} (got ${String(index)})`);
+}
+
+/** Attach captured histories, marking the events that findings point at. */
+function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<AnalyzeOptions['timelines']>, lines: LineReader, uncapturedNames?: string[]): void {
+  const pointers = findingPointers(report.findings);
   const wanted = report.resources
     .filter((r) => opts.all || opts.resources !== undefined || r.findings > 0)
     .filter((r) => opts.resources === undefined || opts.resources.includes(r.resource))
@@ -267,6 +471,7 @@ function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<A
     const h = capture.history(r.resource);
     if (h === undefined) {
       uncaptured++; // past the capture's total cap before it had a finding: not drawn, but counted
+      uncapturedNames?.push(r.resource);
       continue;
     }
     let highest: bigint | undefined;
@@ -278,11 +483,7 @@ function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<A
         if (highest === undefined || e.fenceToken > highest) highest = e.fenceToken;
       }
       if (highest !== undefined) item.highestAccepted = highest.toString();
-      const p = pointers.get(`${e.file}\u0000${e.line}`);
-      if (p !== undefined) {
-        item.findings = p.findings;
-        if (p.decisive.length > 0) item.decisiveFor = p.decisive;
-      }
+      pointAt(item, pointers);
       return item;
     });
     report.timelines.push({ resource: r.resource, readiness: r.readiness, events, omitted: h.omitted });
@@ -335,6 +536,10 @@ async function* counted(chunks: AsyncIterable<Buffer>, name: string, progress: P
 function filesForWorkers(sizes: readonly (number | undefined)[], profile: Profile, mode: 'auto' | 'on' | 'off'): Set<number> {
   const chosen = new Set<number>();
   if (mode === 'off' || profile.recipe === undefined || (mode === 'auto' && availableParallelism() < 3)) return chosen;
+  // A profile whose declared lock service its recipe does not carry (`{ ...canonical, service }`)
+  // would lose it on a worker thread: such a profile is run on the main thread.
+  const recipeService = profile.recipe.kind === 'mapping' ? (profile.recipe.spec as { service?: string }).service : undefined;
+  if (profile.service !== recipeService) return chosen;
   const candidates: { i: number; size: number }[] = [];
   sizes.forEach((size, i) => {
     if (size !== undefined && (mode === 'on' || size >= WORKER_MIN_BYTES)) candidates.push({ i, size });
@@ -357,9 +562,9 @@ async function* workerSource(job: Parameters<typeof workerEvents>[0], stats: Inp
   yield* workerEvents(job, stats, summary, onBatch);
 }
 
-async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, summary: FileSummary, maxLineBytes: number | undefined, progress?: ProgressState, byReference = false): AsyncGenerator<LockEvent[]> {
+async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, summary: FileSummary, maxLineBytes: number | undefined, progress?: ProgressState, byReference = false, part?: PartitionFilter): AsyncGenerator<LockEvent[]> {
   const chunks = progress === undefined ? input.open() : counted(input.open(), input.name, progress);
-  for await (const { events, lines } of parseSource(chunks, input.name, profile, stats, summary, maxLineBytes, byReference)) {
+  for await (const { events, lines } of parseSource(chunks, input.name, profile, stats, summary, maxLineBytes, byReference, part)) {
     if (progress !== undefined) {
       progress.info.lines += lines;
       progress.report(progress.info);
@@ -368,13 +573,33 @@ async function* sourceEvents(input: InputSource, profile: Profile, stats: InputS
   }
 }
 
-async function* recordEvents(records: readonly Record<string, unknown>[], chosen: Profile, stats: InputStats, summary: FileSummary): AsyncGenerator<LockEvent[]> {
+/** A fed input's events (partition/feed.ts), or, when the reader says so first, the input read here. */
+async function* fedEvents(items: AsyncIterable<FedItem | { self: true }>, own: () => AsyncGenerator<LockEvent[]>, name: string, profile: Profile, stats: InputStats, summary: FileSummary, byReference: boolean, part: PartitionFilter): AsyncGenerator<LockEvent[]> {
+  const it = items[Symbol.asyncIterator]();
+  const first = await it.next();
+  if (first.done === true) return;
+  if ('self' in first.value) {
+    yield* own();
+    return;
+  }
+  const head = first.value;
+  async function* all(): AsyncGenerator<FedItem> {
+    yield head;
+    for (let r = await it.next(); r.done !== true; r = await it.next()) yield r.value as FedItem;
+  }
+  for await (const { events } of parseFed(all(), name, profile, stats, summary, part, byReference)) if (events.length > 0) yield events;
+}
+
+async function* recordEvents(records: readonly Record<string, unknown>[], chosen: Profile, stats: InputStats, summary: FileSummary, part?: PartitionFilter): AsyncGenerator<LockEvent[]> {
   const profile = chosen.detect !== undefined && records.length > 0 ? chosen.detect(JSON.stringify(records[0])) : chosen;
+  if (profile.service !== undefined) summary.service = profile.service;
+  // Records are no text log: only a profile that expects every input to be mostly no events marks them.
+  if (profile.sparse === 'all') summary.sparse = true;
   const out: LockEvent[] = [];
   for (let i = 0; i < records.length; i++) {
     summary.lines++;
     const r = records[i]!;
-    count(profile.toEvent(r, { file: 'events', line: i + 1, source: 'events' }), stats, summary, i + 1, out);
+    count(profile.toEvent(r, { file: 'events', line: i + 1, source: 'events' }), stats, summary, i + 1, out, part, false, profile);
   }
   yield out;
 }
@@ -385,7 +610,10 @@ export function buildReport(engine: Engine, stats: InputStats): Report {
   for (const r of resources) byReadiness[r.readiness]++;
   const verdict = verdictOf(resources);
   const input = stats.summary();
-  const reasons = verdictReasons({ resources, findings: engine.findings, input, writeEvents: engine.writeEvents, untrackedEvents: engine.untrackedEvents }, verdict);
+  const reasons = verdictReasons(
+    { resources, findings: engine.findings, input, writeEvents: engine.writeEvents, untrackedEvents: engine.untrackedEvents, leaseScopedEvents: engine.leaseScopedEvents, leaseScopedApplied: engine.leaseScopedApplied },
+    verdict,
+  );
   return {
     tool: { name: 'stalewrite', version: VERSION, reportFormat: 2 },
     summary: {

@@ -10,17 +10,20 @@
  * calls it when live input goes quiet), and `finish()` does at the end of input. A view that
  * arrives after its finding was emitted is counted in `lateViews` and joins no finding.
  */
-import { detach, fieldsOf, type LineReader, type LockEvent } from './model/event.js';
+import { detach, fieldsOf, isLeaseScoped, type LineReader, type LockEvent } from './model/event.js';
 import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity, Uncertainty } from './model/report.js';
 import { formatToken, plural } from './model/format.js';
 import { formatMessage, type MessageData } from './model/message.js';
+import { serviceFacts, type ServiceId } from './model/services.js';
 import { isStaleRule } from './verdict.js';
 import { isoOf } from './model/time.js';
 import { checkEngineOptions } from './model/options.js';
-import type { EvidenceRef, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
+import type { EvidenceRef, Handler, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
 import { DEFAULT_MAX_OPERATIONS, OperationIndex } from './timeline/operations.js';
 import type { EventCapture } from './timeline/capture.js';
 import { ResourceTimeline, TimelineStore } from './timeline/timeline.js';
+import { findingId } from './partition/hash.js';
+import { DEFAULT_MAX_LEASE_HOLDERS, LeaseHolders } from './timeline/lease-holders.js';
 
 export interface EngineOptions {
   rules: readonly Rule[];
@@ -42,6 +45,21 @@ export interface EngineOptions {
   lines?: LineReader;
   /** Called as soon as a finding is final (live output); see the comment at the top. */
   onFinding?: (finding: Finding) => void;
+  /**
+   * A partition run (`--partition`): the engine records where each finding was made (orderOf), for
+   * the merge, and watches for the cases where a partition could differ from a single run (inexact).
+   */
+  partition?: boolean;
+  /** The lock service the input named `file` is declared to come from (a profile's or mapping's `service`), if any. */
+  serviceOf?: (file: string) => ServiceId | undefined;
+  /**
+   * Lease-scoped events will come (Profile.leaseScoped): keep an index of the resources each lease
+   * was granted on, so that each such event finds them at once. Without it, one is still applied,
+   * but by looking through every resource.
+   */
+  leaseScoped?: boolean;
+  /** (lease, resource) pairs that index keeps at most (default 200 000); see LeaseHolders. */
+  maxLeaseHolders?: number;
 }
 
 export const DEFAULT_CLOCK_SKEW_MS = 250;
@@ -70,9 +88,52 @@ export class Engine {
   writeEvents = 0;
   /** Worker views that came after the finding about their write had been emitted (they join no finding). */
   lateViews = 0;
+  /**
+   * Partition runs: the place in the merged input of the event about to be pushed (set by the
+   * caller before push): the highest timestamp of its input so far, the input's index, and the
+   * event's place in its input. Findings are ordered by where they were made (orderOf).
+   */
+  atTs = 0;
+  atFrom = 0;
+  atSeq = 0;
+  /** Partition runs: why this partition's report may differ from a single run's (see README "Scaling out"). */
+  readonly inexact = new Map<string, number>();
+  /** Partition runs: the newest timestamp of every line placed in the merge, this partition's or not. */
+  private globalTime = -Infinity;
+  private readonly orderKeys: Map<Finding, number[]> | undefined;
+  /** Partition runs: where each rule's first finding was made (listed or not): the order of `byRule`. */
+  readonly firstByRule = new Map<string, number[]>();
+  /** Partition runs: each timeline's first event's place (atTs, atFrom, atSeq), by creation order. */
+  private firstKeys: Float64Array | undefined;
+  private created = 0;
+  /** Findings made while pushing the current event, or ending the current rule on the current timeline. */
+  private madeHere = 0;
+  /** In finish(): the end rule's place in `ends`, and the timeline's creation index. */
+  private ending = -1;
+  private endingTimeline = 0;
+  /** Partition runs: where each (lease, resource) pair of the lease index was granted, and the copy of a lease-scoped event being pushed. */
+  private readonly grantAt: Map<string, number[]> | undefined;
+  private copyAt: number[] | undefined;
+  /** The most (lease, resource) pairs the lease index held at once (partition runs compare the sum with its bound). */
+  holdersPeak = 0;
+  /** Lines placed in the merge so far (partition runs: this partition's and the others'). */
+  private items = 0;
+  private readonly maxOperations: number;
+  /** Partition runs: when (`items`) each operation entry was made. */
+  private readonly operationMade: Map<number, number> | undefined;
+  /** Partition runs: per waiting or emitted finding, its deadline, negative when a single run's could have been later. */
+  private readonly deadlineOf: WeakMap<Finding, number> | undefined;
+  /** Lease-scoped events (a session expiry naming no resource), and those that found a resource holding their lease. */
+  leaseScopedEvents = 0;
+  leaseScopedApplied = 0;
+  /** Which resources each lease was granted on, when lease-scoped events will come. */
+  private readonly holders: LeaseHolders | undefined;
   /** Every resource's state, by resource id (see timeline.ts). */
   private readonly store = new TimelineStore();
+  /** The view pushed events are applied through, re-pointed to each event's resource. */
+  private readonly hot: ResourceTimeline;
   private readonly handlers: Map<string, { rule: Rule; index: number; handle: NonNullable<Rule['on'][keyof Rule['on']]> }[]>;
+  private readonly foreignRules: { rule: Rule; index: number; handle: NonNullable<Rule['onForeign']> }[] = [];
   private readonly maxFindings: number;
   private readonly onFinding?: (finding: Finding) => void;
   private readonly lines?: LineReader;
@@ -95,8 +156,7 @@ export class Engine {
   // Reused per event to avoid a closure per event on the hot path.
   private currentRule: Rule | undefined;
   private currentIndex = 0;
-  /** The view the rules get as `context.timeline`, re-pointed to each event's resource. */
-  private readonly currentTimeline: ResourceTimeline;
+  private currentTimeline: ResourceTimeline | undefined;
   private readonly context: RuleContext;
   /** Each rule's own state (RuleContext.state). */
   private readonly ruleStates = new Map<Rule, unknown>();
@@ -116,7 +176,8 @@ export class Engine {
       busyThreshold: options.busyThreshold ?? DEFAULT_BUSY_THRESHOLD,
       busyMinAttempts: options.busyMinAttempts ?? DEFAULT_BUSY_MIN_ATTEMPTS,
     };
-    this.operations = new OperationIndex(options.maxOperations ?? DEFAULT_MAX_OPERATIONS, this.store);
+    this.maxOperations = options.maxOperations ?? DEFAULT_MAX_OPERATIONS;
+    this.operations = new OperationIndex(this.maxOperations, this.store);
     this.ends = options.rules.flatMap((rule, index) => (rule.end !== undefined ? [{ rule, index }] : []));
     this.capture = options.capture;
     this.maxResources = options.maxResources ?? DEFAULT_MAX_RESOURCES;
@@ -125,6 +186,15 @@ export class Engine {
     this.maxFindings = options.maxFindings ?? DEFAULT_MAX_FINDINGS;
     this.onFinding = options.onFinding;
     this.lines = options.lines;
+    if (options.partition === true) {
+      this.orderKeys = new Map();
+      this.firstKeys = new Float64Array(3 * 1024);
+      this.deadlineOf = new WeakMap();
+      this.operationMade = new Map();
+      if (options.leaseScoped === true) this.grantAt = new Map();
+      this.foreignRules = options.rules.flatMap((rule, index) => (rule.onForeign !== undefined ? [{ rule, index, handle: rule.onForeign }] : []));
+    }
+    this.holders = options.leaseScoped === true ? new LeaseHolders(options.maxLeaseHolders ?? DEFAULT_MAX_LEASE_HOLDERS) : undefined;
     this.handlers = new Map();
     options.rules.forEach((rule, index) => {
       for (const [type, handle] of Object.entries(rule.on)) {
@@ -134,18 +204,21 @@ export class Engine {
         list.push({ rule, index, handle });
       }
     });
-    this.currentTimeline = this.store.view(-1);
+    this.hot = this.store.view(-1);
     const self = this;
-    const current = this.currentTimeline;
+    const serviceOf = options.serviceOf;
     this.context = {
       get timeline() {
-        return current;
+        return self.currentTimeline!;
       },
       get resourceId() {
-        return current.id;
+        return self.currentTimeline!.id;
       },
       options: this.options,
       operations: this.operations,
+      service(event: LockEvent) {
+        return serviceFacts(serviceOf?.(event.file));
+      },
       report(input: ReportInput) {
         self.report(input);
       },
@@ -163,7 +236,7 @@ export class Engine {
           i = self.slotOf[self.currentIndex] = self.slotsGiven++;
         }
         const all = self.store.slots;
-        const id = current.id;
+        const id = self.currentTimeline!.id;
         let slots = all.get(id);
         if (slots === undefined || i >= slots.length) {
           // Only as long as the highest slot held.
@@ -177,16 +250,20 @@ export class Engine {
       },
       peek() {
         const i = self.slotOf[self.currentIndex]!;
-        return i < 0 ? undefined : self.store.slots.get(current.id)?.[i];
+        return i < 0 ? undefined : self.store.slots.get(self.currentTimeline!.id)?.[i];
       },
     };
   }
 
   push(event: LockEvent): void {
+    this.items++;
+    this.madeHere = 0;
+    if (event.ts > this.globalTime) this.globalTime = event.ts;
     if (event.ts > this.streamTime) {
       this.streamTime = event.ts;
       if (this.pendingHead < this.pending.length && this.deadlines[this.pendingHead]! < event.ts) this.emitDue(event.ts);
     }
+    if (isLeaseScoped(event)) return this.pushLeaseScoped(event);
     if (event.type === 'write') this.writeEvents++;
     // Consecutive events often name the same resource: one comparison instead of a map lookup.
     let id = this.lastResource === event.resource ? this.lastId : this.store.idOf(event.resource);
@@ -197,30 +274,143 @@ export class Engine {
         return;
       }
       id = this.store.add(detach(event.resource));
+      if (this.firstKeys !== undefined) this.noteFirst();
     }
     this.lastResource = event.resource;
     this.lastId = id;
-    const timeline = this.currentTimeline;
+    const timeline = this.hot;
     timeline.id = id;
     const list = this.handlers.get(event.type);
-    if (list !== undefined) {
-      for (let i = 0; i < list.length; i++) {
-        const h = list[i]!;
-        this.currentRule = h.rule;
-        this.currentIndex = h.index;
-        h.handle(event, this.context);
-      }
-      this.currentRule = undefined;
-    }
+    if (list !== undefined) this.handle(list, event, timeline);
     if (event.type === 'write' && event.operationId !== undefined) this.track(timeline, event);
     this.capture?.add(event, timeline.findings > 0);
     timeline.apply(event);
+    if (this.holders !== undefined && event.leaseId !== undefined && event.type !== 'write' && event.type !== 'keepalive') this.index(timeline, event);
+  }
+
+  /**
+   * A lease-scoped event: one copy of it, naming the resource, for each resource whose lease of
+   * that id is live (no end logged yet), in the order the lease was granted there.
+   */
+  private pushLeaseScoped(event: LockEvent): void {
+    this.leaseScopedEvents++;
+    const holds = (t: ResourceTimeline | undefined): t is ResourceTimeline => {
+      const lease = t?.findLease(event);
+      return lease !== undefined && lease.end === undefined;
+    };
+    const targets: ResourceTimeline[] = [];
+    if (event.leaseId !== undefined) {
+      if (this.holders !== undefined) {
+        for (const r of this.holders.resources(event.leaseId)) {
+          const t = this.timeline(r);
+          if (holds(t)) targets.push(t);
+        }
+      } else for (let id = 0; id < this.store.size; id++) {
+        const t = this.store.view(id);
+        if (holds(t)) targets.push(t);
+      }
+    }
+    if (targets.length === 0) return;
+    this.leaseScopedApplied++;
+    for (const t of targets) {
+      // Partition runs: each copy is ordered by where its lease was granted on the resource, as a
+      // single run applies the copies (the lease's grants, oldest first).
+      if (this.grantAt !== undefined) this.copyAt = this.grantAt.get(`${event.leaseId}\u0000${t.resource}`);
+      this.push({ ...event, resource: t.resource });
+    }
+    this.copyAt = undefined;
+  }
+
+  /** Keep the lease index: a grant adds the resource to its lease, a logged end removes it. */
+  private index(timeline: ResourceTimeline, event: LockEvent): void {
+    const lease = timeline.findLease(event);
+    const holders = this.holders!;
+    if (event.type === 'acquire') {
+      if (event.result === 'granted' && lease !== undefined) {
+        const key = `${lease.leaseId!}\u0000${timeline.resource}`;
+        if (this.grantAt !== undefined && !holders.resources(lease.leaseId!).includes(timeline.resource)) this.grantAt.set(key, [this.atTs, this.atFrom, this.atSeq]);
+        holders.add(lease.leaseId!, timeline.resource);
+        if (holders.size > this.holdersPeak) this.holdersPeak = holders.size;
+        // Pairs the index forgot (past its bound) keep no place either.
+        if (this.grantAt !== undefined && this.grantAt.size > 2 * holders.size + 1024) this.grantAt.clear();
+      }
+    } else if (lease === undefined || lease.end !== undefined) {
+      holders.delete(event.leaseId!, timeline.resource);
+      this.grantAt?.delete(`${event.leaseId!}\u0000${timeline.resource}`);
+    }
+  }
+
+  /** (lease, resource) pairs forgotten by the lease index, past its bound. */
+  get leaseHoldersForgotten(): number {
+    return this.holders?.forgotten ?? 0;
+  }
+
+  /**
+   * The operation index's entry. In a partition run, also whether a single run could have
+   * forgotten it: its index holds the operations of every partition, first in, first out, so an
+   * entry is safe while fewer lines than the index holds have been placed in the merge since it
+   * was made.
+   */
+  private touchOperation(timeline: ResourceTimeline, write: LockEvent): number {
+    const ops = this.operations;
+    const before = ops.made;
+    const entry = ops.touch(timeline.id, write);
+    const made = this.operationMade;
+    if (made !== undefined) {
+      // An entry's slot is reused once the entry is forgotten: a new entry is made anew.
+      const at = ops.made !== before ? undefined : made.get(entry);
+      if (at === undefined) made.set(entry, this.items);
+      else if (this.items - at >= this.maxOperations) this.noteInexact(`an operation was seen again after more than ${this.maxOperations} lines: a single run, whose index holds the operations of every partition, may have forgotten it`);
+    }
+    return entry;
+  }
+
+  /** Partition runs: a line of another partition (or one of this partition's that is no event), in its place in the merge. */
+  pushForeign(event: LockEvent): void {
+    this.items++;
+    if (event.ts > this.globalTime) this.globalTime = event.ts;
+    if (this.foreignRules.length > 0) this.handle(this.foreignRules, event, undefined);
+  }
+
+  /** Run the handlers of `list` for the event, on the timeline (none for another partition's line). */
+  private handle(list: readonly { rule: Rule; index: number; handle: Handler }[], event: LockEvent, timeline: ResourceTimeline | undefined): void {
+    this.currentTimeline = timeline;
+    for (let i = 0; i < list.length; i++) {
+      const h = list[i]!;
+      this.currentRule = h.rule;
+      this.currentIndex = h.index;
+      h.handle(event, this.context);
+    }
+    this.currentRule = undefined;
+  }
+
+  /** Count one reason why a partition's report may differ from a single run's. */
+  noteInexact(reason: string): void {
+    this.inexact.set(reason, (this.inexact.get(reason) ?? 0) + 1);
+  }
+
+  /** Partition runs: where a listed finding was made, to order the partitions' findings as one run would (see merge). */
+  orderOf(f: Finding): readonly number[] | undefined {
+    return this.orderKeys?.get(f);
+  }
+
+  private noteFirst(): void {
+    let keys = this.firstKeys!;
+    const at = 3 * this.created++;
+    if (at + 3 > keys.length) {
+      const bigger = new Float64Array(keys.length * 2);
+      bigger.set(keys);
+      keys = this.firstKeys = bigger;
+    }
+    keys[at] = this.atTs;
+    keys[at + 1] = this.atFrom;
+    keys[at + 2] = this.atSeq;
   }
 
   /** Index writes by operationId: the first accepted decision, and worker views of the same write. */
   private track(timeline: ResourceTimeline, write: LockEvent): void {
     const ops = this.operations;
-    const entry = ops.touch(timeline.id, write);
+    const entry = this.touchOperation(timeline, write);
     if (timeline.isDecision(write)) {
       if (write.result === 'accepted') ops.accept(entry, write);
       // A worker's line judged for lack of a resource log is still the worker's view, should the resource log the same write later.
@@ -231,8 +421,13 @@ export class Engine {
     for (const f of ops.findingsAt(entry)) {
       if (!this.waiting.has(f)) {
         this.lateViews++;
+        // A single run's deadline could have been later: it might still have waited for this view.
+        if ((this.deadlineOf?.get(f) ?? 0) < 0) this.noteInexact('a worker view came after its finding was emitted, where a single run may still have waited for it (input out of timestamp order)');
         continue;
       }
+      // Lines of other partitions past the deadline: a single run may have emitted it already.
+      const d = this.deadlineOf?.get(f);
+      if (d !== undefined && this.globalTime > Math.abs(d)) this.noteInexact('a worker view joined a finding that a single run may have emitted before it (input out of timestamp order)');
       addEvidence(f, { event: write, role: viewRole(write) }, this.lines);
       const rule = this.ruleById.get(f.rule);
       const next = rule?.onView?.(f, write);
@@ -276,14 +471,20 @@ export class Engine {
 
   /** End of input: rules that wait (e.g. out a clock-skew window) report now. */
   finish(): void {
-    for (const { rule, index } of this.ends) {
+    this.ends.forEach(({ rule, index }, k) => {
       this.currentRule = rule;
       this.currentIndex = index;
+      this.ending = k;
+      this.endingTimeline = 0;
+      const t = this.hot;
       for (let id = 0; id < this.store.size; id++) {
-        this.currentTimeline.id = id;
+        t.id = id;
+        this.currentTimeline = t;
+        this.madeHere = 0;
         rule.end!(this.context);
+        this.endingTimeline++;
       }
-    }
+    });
     this.currentRule = undefined;
     this.flush();
   }
@@ -321,7 +522,7 @@ export class Engine {
 
   private report(input: ReportInput): void {
     const rule = this.currentRule!;
-    const timeline = this.currentTimeline;
+    const timeline = this.currentTimeline!;
     const severity: Severity = input.severity ?? rule.meta.severity;
     let certainty: Certainty;
     let uncertainty: Uncertainty | undefined = input.uncertainty;
@@ -345,12 +546,38 @@ export class Engine {
     this.bySeverity[severity]++;
     if (certainty === 'possible') this.possibleBySeverity[severity]++;
     this.byRule[rule.meta.id] = (this.byRule[rule.meta.id] ?? 0) + 1;
+    // The id comes from the finding's content and its place among its resource's findings
+    // (findingId), never from the order of findings of other resources: a single run, a merge of
+    // partitions and --jobs give the same ids.
+    const id = findingId(rule.meta.id, timeline.resource, timeline.findings);
+    const made = this.madeHere++;
+    // Where it was made: at an event (its place in the merged input), or at the end of input (the
+    // end rule's place, the resource's first event's place).
+    let key: number[] | undefined;
+    if (this.orderKeys !== undefined) {
+      if (this.ending === -1) {
+        const g = this.copyAt;
+        key = g === undefined ? [0, this.atTs, this.atFrom, this.atSeq, -1, -1, -1, made] : [0, this.atTs, this.atFrom, this.atSeq, g[0]!, g[1]!, g[2]!, made];
+      }
+      else {
+        const k = this.firstKeys!;
+        const j = 3 * this.endingTimeline;
+        key = [1, this.ending, k[j]!, k[j + 1]!, k[j + 2]!, made];
+      }
+      if (this.byRule[rule.meta.id] === 1) this.firstByRule.set(rule.meta.id, key);
+    }
+    // The reason names one possible error: the first, or the first about an accepted stale write
+    // (also when it is past --max-findings, so that a partition, which lists others, says the same).
+    if (severity === 'error' && certainty === 'possible' && (timeline.firstUncertain === undefined || (!isStaleRule(timeline.firstUncertain.rule) && isStaleRule(rule.meta.id)))) {
+      timeline.rareFacts().firstUncertain = { finding: id, rule: rule.meta.id, decide: uncertainty?.decide === undefined ? undefined : detach(uncertainty.decide) };
+    }
     if (this.seq >= this.maxFindings) {
       this.findingsOmitted++;
       return;
     }
+    this.seq++;
     const finding: Finding = {
-      id: `F${++this.seq}`,
+      id,
       rule: rule.meta.id,
       severity,
       certainty,
@@ -364,21 +591,20 @@ export class Engine {
     };
     if (input.details !== undefined) finding.details = input.details;
     if (uncertainty !== undefined) finding.uncertainty = uncertainty;
-    // The reason names one possible error: the first, or the first about an accepted stale write.
-    if (severity === 'error' && certainty === 'possible' && (timeline.firstUncertain === undefined || (!isStaleRule(timeline.firstUncertain.rule) && isStaleRule(finding.rule)))) {
-      timeline.rareFacts().firstUncertain = { finding: finding.id, rule: finding.rule, decide: uncertainty?.decide === undefined ? undefined : detach(uncertainty.decide) };
-    }
+    if (key !== undefined) this.orderKeys!.set(finding, key);
     const subject = input.subject ?? input.evidence[input.evidence.length - 1]?.event;
     const at = input.evidence.findIndex((r) => r.event === subject && r.inferredEnd === undefined);
     if (at !== -1) finding.evidence[at]!.decisive = true;
     // Worker views of the write may still come from other sources: wait out the clock-skew bound.
     let deadline = -Infinity;
     if (subject !== undefined && subject.operationId !== undefined && subject.type === 'write') {
-      const entry = this.operations.touch(timeline.id, subject);
+      const entry = this.touchOperation(timeline, subject);
       this.operations.link(entry, finding);
       for (const view of this.operations.viewsAt(entry)) addEvidence(finding, { event: view, role: viewRole(view) }, this.lines);
       deadline = Math.max(this.streamTime, subject.ts) + this.options.clockSkewMs;
       this.waiting.add(finding);
+      // A single run's stream time may be ahead of this partition's (input out of timestamp order).
+      if (this.deadlineOf !== undefined) this.deadlineOf.set(finding, this.globalTime > Math.max(this.streamTime, subject.ts) && this.ending === -1 ? -deadline : deadline);
     }
     this.pending.push(finding);
     this.deadlines.push(deadline);

@@ -4,7 +4,7 @@
  * the reasons say why, what was not analysed, and what would decide an inconclusive finding.
  */
 import { plural } from './model/format.js';
-import { worse, type Finding, type InputSummary, type Readiness, type ResourceSummary, type VerdictReason } from './model/report.js';
+import { worse, type FileSummary, type Finding, type InputSummary, type Readiness, type ResourceSummary, type VerdictReason } from './model/report.js';
 
 /** Rules whose finding is an accepted stale write: the one named first in readiness reasons. */
 export function isStaleRule(rule: string): boolean {
@@ -20,6 +20,9 @@ export interface VerdictFacts {
   input: InputSummary;
   writeEvents: number;
   untrackedEvents: number;
+  /** Lease-scoped events (an authority's session or lease end naming no resource), and those that found a resource holding their lease. */
+  leaseScopedEvents?: number;
+  leaseScopedApplied?: number;
 }
 
 export function verdictOf(resources: readonly ResourceSummary[]): Readiness {
@@ -31,8 +34,6 @@ export function verdictOf(resources: readonly ResourceSummary[]): Readiness {
 export function verdictReasons(facts: VerdictFacts, verdict: Readiness): VerdictReason[] {
   const out: VerdictReason[] = [];
   const i = facts.input;
-  const unread = i.ignored + i.invalid;
-  const nonBlank = i.lines - i.blank - i.joined;
   if (i.events === 0) {
     out.push({ id: 'no-events', message: noEventsMessage(i) });
   } else if (facts.writeEvents === 0) {
@@ -41,10 +42,13 @@ export function verdictReasons(facts: VerdictFacts, verdict: Readiness): Verdict
       message: `0 of ${i.events} events are writes: does your profile or mapping map the writes? (\`stalewrite map FILE\` shows what each line became)`,
     });
   }
-  if (i.events > 0 && nonBlank > 0 && unread * 2 > nonBlank) {
+  const unread = i.events > 0 ? mostlyUnread(i.files) : undefined;
+  if (unread !== undefined) out.push({ id: 'mostly-unread', message: unread });
+  const scoped = facts.leaseScopedEvents ?? 0;
+  if (scoped > 0 && (facts.leaseScopedApplied ?? 0) === 0) {
     out.push({
-      id: 'mostly-unread',
-      message: `${unread} of ${nonBlank} lines were not read as events (${i.ignored} ignored, ${i.invalid} invalid): is the profile or mapping right? (\`stalewrite map FILE\`)`,
+      id: 'unmatched-lease-ends',
+      message: `none of ${plural(scoped, 'lease-scoped event')} (an authority's session or lease end, naming no resource) found a live lease of its id in these logs: if the workers' sessions are among them, do the workers log the same lease or session id, normalised alike? (\`stalewrite map FILE\` shows both)`,
     });
   }
   if (facts.untrackedEvents > 0) {
@@ -83,6 +87,43 @@ export function verdictReasons(facts: VerdictFacts, verdict: Readiness): Verdict
     });
   }
   return out;
+}
+
+/** How many lines of an input count for `mostly-unread`, and how many of those were not read. */
+export function unreadLines(f: FileSummary): { judged: number; unread: number } {
+  // A sparse input (a server's own text log) is mostly lines that are no events: its ignored
+  // lines are neither held against the profile nor counted; its invalid lines are.
+  const ignored = f.sparse === true ? 0 : f.ignored;
+  return { judged: f.events + f.duplicates + ignored + f.invalid, unread: ignored + f.invalid };
+}
+
+/**
+ * `mostly-unread`, judged per input: the inputs of which more than half the lines that count
+ * (unreadLines) were not read as events — the sign of a profile or mapping that does not fit the
+ * input, which would otherwise pass for an all clear. Undefined when there is none.
+ */
+export function mostlyUnread(files: readonly FileSummary[]): string | undefined {
+  const bad = files.filter((f) => {
+    const { judged, unread } = unreadLines(f);
+    return judged > 0 && unread * 2 > judged;
+  });
+  if (bad.length === 0) return undefined;
+  const counts = (f: FileSummary) => {
+    const { judged, unread } = unreadLines(f);
+    const ignored = f.sparse === true ? `${f.invalid} invalid; ${f.ignored} ignored lines not counted: an input of this kind is mostly other lines` : `${f.ignored} ignored, ${f.invalid} invalid`;
+    return { judged, unread, ignored };
+  };
+  if (bad.length === 1) {
+    const f = bad[0]!;
+    const c = counts(f);
+    return `${c.unread} of ${c.judged} lines of ${f.file} were not read as events (${c.ignored}): is the profile or mapping right for it? (\`stalewrite map ${f.file}\`)`;
+  }
+  const shown = bad.slice(0, MAX_NAMED).map((f) => {
+    const c = counts(f);
+    return `${f.file} (${c.unread} of ${c.judged}: ${c.ignored})`;
+  });
+  const more = bad.length > MAX_NAMED ? `, and ${bad.length - MAX_NAMED} more` : '';
+  return `most lines of ${bad.length} inputs were not read as events: ${shown.join(', ')}${more}: is the profile or mapping right for them? (\`stalewrite map FILE\`)`;
 }
 
 /** Why nothing was analysed, and what to try (the CLI prints it and exits 2 unless --allow-empty). */

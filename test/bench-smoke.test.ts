@@ -13,13 +13,15 @@ const TARGETS = [
   'memory flat as line length grows',
   'app-json vs floor',
   'start-up',
+  '--jobs 2 vs --jobs 1',
+  'partition skip cost',
 ];
 
 describe('bench smoke', () => {
   it('prints the table, the ratios, the scaling tables and every target line', () => {
     const r = spawnSync(process.execPath, [join(ROOT, 'bench', 'run.mjs'), '--smoke'], { encoding: 'utf8', timeout: 120_000 });
     expect(r.status, r.stderr).toBe(0);
-    for (const s of ['| 1 floor (reader + JSON.parse) |', '| 2 analyze --format json |', '| 4 analyze --profile app-json (pino) |', '| 6 analyze, default (no --workers flag) |', '2÷1 analyze / floor', '3÷2 jq / analyze', '4÷2 app-json / analyze', '6÷7 default / DuckDB', '| 5 analyze --workers on (parsing thread) |', '5÷1 workers / floor', 'scaling with input size', 'peak RSS against resources', 'peak RSS against events', 'long lines on stdin', 'CLI start-up to first output']) {
+    for (const s of ['| 1 floor (reader + JSON.parse) |', '| 2 analyze --format json |', '| 4 analyze --profile app-json (pino) |', '| 6 analyze, default (no --jobs flag) |', '2÷1 analyze / floor', '3÷2 jq / analyze', '4÷2 app-json / analyze', '6÷7 default / DuckDB', '| 5 analyze --jobs 2 (two partitions, two threads) |', '5÷2 jobs 2 / jobs 1', '| 8 analyze --partition 1/4 (one partition of four) |', '8÷2 wall, 1 of 4 / single', '--jobs 2 report vs --jobs 1: byte-identical', 'scaling with input size', 'peak RSS against resources', 'peak RSS against events', 'long lines on stdin', 'CLI start-up to first output']) {
       expect(r.stdout).toContain(s);
     }
     const targets = r.stdout.split('\n').filter((l) => /^(PASS|FAIL|SKIP) /.test(l));

@@ -129,9 +129,10 @@ describe('mapping files', () => {
     const re2 = ['\\w*\\w*\\w*!', '.*lock.*acquired', 'lock .* acquired', '(a+)+$', '(a|aa)+', 'a*b', '\\w+!', 'x\\w+x\\w+', '"id":\\s*(\\d+)', '^.*lock.*acquired'];
     for (const p of v8) expect(compileRegex(p, 'i', where).engine, p).toBe('v8');
     for (const p of re2) expect(compileRegex(p, 'i', where).engine, p).toBe('re2');
-    // Every built-in profile stays on V8 but for one pattern (the fastest engine for ordinary text).
+    // Every built-in profile stays on V8 (the fastest engine for ordinary text).
     const builtins = [...APP_RULES, ...K8S_LEADERELECTION.match].flatMap((r) => Object.values(r.when)).filter((c): c is { regex: string; flags: string } => typeof c === 'object' && c !== null && 'regex' in c);
-    expect(builtins.filter((c) => compileRegex(c.regex, c.flags, where).engine === 're2').map((c) => c.regex)).toEqual(['is held by .* and has not yet expired|lock is held by']);
+    expect(builtins.length).toBeGreaterThan(20);
+    expect(builtins.filter((c) => compileRegex(c.regex, c.flags, where).engine === 're2').map((c) => c.regex)).toEqual([]);
   });
 
   it('gives the same answers on either engine, and finishes fast on hostile text', () => {

@@ -72,7 +72,9 @@ describe('streamed reports', () => {
         const m = measure(chunks(report));
         expect(m.largest, `${format}, ${kind}`).toBeLessThan(BOUND);
         // The formats that list every finding or resource are written in many chunks (the others cap what they list).
-        if (format.startsWith('junit') || format === 'html' || format === 'ndjson summary') expect(m.total, `${format}, ${kind}`).toBeGreaterThan(BOUND);
+        if (format.startsWith('junit') || format === 'ndjson summary') expect(m.total, `${format}, ${kind}`).toBeGreaterThan(BOUND);
+        // html compresses its data blocks, so its size says little; it is still written in many chunks.
+        if (format === 'html') expect(m.count, `${format}, ${kind}`).toBeGreaterThan(4);
       }
     }
   }, 30_000);

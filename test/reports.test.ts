@@ -56,11 +56,15 @@ describe('json', () => {
 });
 
 describe('markdown', () => {
-  it('has the summary, readiness, findings with stories, and input health', async () => {
-    const md = renderMarkdown(await analyze({ files: [fixture('mixed-incidents.ndjson')] }));
-    for (const h of ['# stalewrite report: VIOLATED', '## Readiness', '## Findings', '## Input health', '### `accepted-stale-write` (error)', '| symptom | cause | check | action |', '```text', 't=0']) {
+  it('has the summary, readiness, findings with stories and sequence diagrams, and input health', async () => {
+    const report = await analyze({ files: [fixture('mixed-incidents.ndjson')] });
+    const md = renderMarkdown(report);
+    for (const h of ['# stalewrite report: VIOLATED', '## Readiness', '## Findings', '## Input health', '### `accepted-stale-write` (error)', '| symptom | cause | check | action |', '```text', 't=0', '```mermaid\nsequenceDiagram\n']) {
       expect(md).toContain(h);
     }
+    // One diagram per finding, between its story and its evidence table (test/markdown-mermaid.test.ts renders them).
+    expect(md.match(/^```mermaid$/gm)).toHaveLength(report.findings.length);
+    expect(md).toMatch(/^```\n\n```mermaid\n[\s\S]*?\n```\n\n\| where \| role \|/m);
     expect(md).toMatch(/mixed-incidents\.ndjson:10`? not valid JSON/);
   });
 
@@ -183,8 +187,8 @@ describe('timeline command', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n').filter((l) => l.startsWith('t='));
     expect(lines).toHaveLength(7);
-    expect(lines[6]).toMatch(/worker-a: write\(v1, token=1, op=op-a-1\) -> accepted\s+highest=2\s+.*article-unsafe\.ndjson:7\s+<- F1 accepted-stale-write/);
-    expect(lines[3]).toMatch(/authority: lease-A expired .*<\. F1/);
+    expect(lines[6]).toMatch(/worker-a: write\(v1, token=1, op=op-a-1\) -> accepted\s+highest=2\s+.*article-unsafe\.ndjson:7\s+<- F[0-9a-f]{12} accepted-stale-write/);
+    expect(lines[3]).toMatch(/authority: lease-A expired .*<\. F[0-9a-f]{12}/);
   });
 
   it('says which resources exist when the one asked for has no events', async () => {

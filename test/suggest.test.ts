@@ -19,6 +19,12 @@ import { FIXTURES, ROOT, runCli } from './helpers/run.js';
 const KNOWN_EXCEPTIONS: Record<string, string> = {
   'profiles/auto':
     'three files of three shapes (canonical, pino, OTLP batches): one mapping reads one shape, and expanding OTLP batches would flatten the JSON lines; the suggester says so on stderr (use --profile auto, or one mapping per shape)',
+  // The suggester drafts mappings for JSON, logfmt and klog lines; Java logging text lines and
+  // the ZooKeeper server's session expiries (lease-scoped: they name no resource) are the
+  // zookeeper profile's. The reproduction's case passes without them (its findings rest on tokens).
+  'profiles/zookeeper/auto': "a ZooKeeper server's log (Java logging text, lease-scoped expiries) and a canonical log: use --profile auto",
+  'profiles/zookeeper/curator': 'Java logging text lines with Curator phrases and key=value pairs: use --profile zookeeper',
+  'profiles/zookeeper/debian-layout': "the finding rests on the ZooKeeper server's lease-scoped expiry, in Java logging text: use --profile zookeeper",
 };
 
 function cases(dir: string): string[] {
@@ -77,6 +83,21 @@ describe('map --suggest, run unchanged, gives the expected findings', () => {
   });
 });
 
+describe('client-go leader election lines', () => {
+  it('takes no busy-only holder for the owner, reads "failed to renew lease" as the end of the hold, and names the profile', async () => {
+    const dir = join(FIXTURES, 'profiles', 'k8s', 'client-go-v0.35-json');
+    const samples = [];
+    for (const f of logsOf(dir)) samples.push({ name: f, lines: await firstLines(f, SUGGEST_SAMPLE_LINES, 1 << 20) });
+    const s = suggestMapping(samples);
+    expect(s.mapping.parse).toBe('klog');
+    expect(s.mapping.fields?.ownerId).toBeUndefined();
+    expect(s.mapping.defaults?.ownerId).toBe('{$file}');
+    expect(s.questions.join('\n')).toMatch(/`holder` appears on busy answers only, never on a grant/);
+    expect(s.mapping.match.find((r) => JSON.stringify(r.when).includes('Failed to renew lease'))?.type).toBe('expire');
+    expect(s.notes.join('\n')).toMatch(/--profile k8s-leaderelection` reads them/);
+  });
+});
+
 describe('what the suggester reads from names and values', () => {
   it('splits field names into words', () => {
     expect(nameWords('lease_ttl.ms')).toEqual(['lease', 'ttl', 'ms']);
@@ -94,10 +115,15 @@ describe('what the suggester reads from names and values', () => {
     ['heartbeat', 'keepalive', undefined],
     ['lease-lost', 'expire', undefined],
     ['release refused: not our lease', 'release', 'rejected'],
+    ['Unable to fully release the lock on resource "invoices/7".', 'release', 'rejected'], // node-redlock 4
     ['write refused: stale revision', 'write', 'rejected-stale-fence'],
     ['write committed', 'write', 'accepted'],
     ['Stale epoch, snapshot discarded', 'write', 'rejected-stale-fence'],
     ['write timed out', 'write', 'timeout'],
+    // client-go's busy lines: "not yet expired" is no expiry.
+    ['lock is held by kcm-node-a_6d1b and has not yet expired: kube-system/kcm', 'acquire', 'busy'],
+    ['Lease is held and has not yet expired', 'acquire', 'busy'],
+    ['Lease has expired', 'expire', undefined],
   ])('%s → %s %s', (phrase, type, result) => {
     expect(classifyPhrase(phrase)).toMatchObject({ type, ...(result !== undefined ? { result } : {}) });
     if (result === undefined) expect(classifyPhrase(phrase)!.result).toBeUndefined();

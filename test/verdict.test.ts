@@ -3,11 +3,12 @@
  * inconclusive and unconfirmed readiness, the verdict order, exit codes and their opt-outs, and
  * clock domains taken from the logger's host name.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { analyze, exitCodeFor, type Report } from '../src/index.js';
+import { getProfile } from '../src/profiles/index.js';
 import { renderJunit } from '../src/report/junit.js';
 import { renderMarkdown } from '../src/report/markdown.js';
 import { renderTable } from '../src/report/table.js';
@@ -193,9 +194,58 @@ describe('no silent pass', () => {
       JSON.stringify({ ts: at(0), type: 'write', resource: 'r', fenceToken: '1', result: 'accepted' }),
       ...Array.from({ length: 5 }, () => '{"not":"an event"}'),
     ];
-    const r = await analyze({ files: [file('mostly-bad.ndjson', lines.join('\n') + '\n')] });
+    const f = file('mostly-bad.ndjson', lines.join('\n') + '\n');
+    const r = await analyze({ files: [f] });
     expect(r.summary.reasons.map((x) => x.id)).toContain('mostly-unread');
-    expect(r.summary.reasons.find((x) => x.id === 'mostly-unread')!.message).toMatch(/^5 of 6 lines were not read as events/);
+    expect(r.summary.reasons.find((x) => x.id === 'mostly-unread')!.message).toBe(`5 of 6 lines of ${f} were not read as events (0 ignored, 5 invalid): is the profile or mapping right for it? (\`stalewrite map ${f}\`)`);
+  });
+});
+
+describe('mostly-unread, judged per input', () => {
+  const ZK = join(import.meta.dirname, '..', 'fixtures', 'profiles', 'zookeeper', 'reproduction');
+  const zkFiles = ['worker-a.log', 'worker-b.log', 'zookeeper.log'].map((f) => join(ZK, f));
+  const unread = (r: Report) => r.summary.reasons.find((x) => x.id === 'mostly-unread')?.message;
+
+  it('an input the profile mostly does not read is named, even when the other inputs make up for it in total', async () => {
+    const good = file('good.ndjson', Array.from({ length: 10 }, (_, k) => ({ ts: at(k * 100), type: 'write', resource: 'r', fenceToken: String(k + 1), result: 'accepted' })));
+    const bad = file('bad.ndjson', [{ ts: at(2000), type: 'write', resource: 'r', fenceToken: '11', result: 'accepted' }, ...Array.from({ length: 4 }, () => ({ msg: 'request finished' }))].map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const r = await analyze({ files: [good, bad], profile: getProfile('app-json') });
+    // 4 of 15 in total: the old total would have said nothing.
+    expect(r.input.ignored).toBe(4);
+    expect(unread(r)).toBe(`4 of 5 lines of ${bad} were not read as events (4 ignored, 0 invalid): is the profile or mapping right for it? (\`stalewrite map ${bad}\`)`);
+    const two = await analyze({ files: [bad, file('bad-2.ndjson', readFileSync(bad, 'utf8'))], profile: getProfile('app-json') });
+    expect(unread(two)).toMatch(/^most lines of 2 inputs were not read as events: .*bad\.ndjson \(4 of 5: 4 ignored, 0 invalid\), .*bad-2\.ndjson \(4 of 5: 4 ignored, 0 invalid\): is the profile or mapping right for them\?/);
+  });
+
+  it("a ZooKeeper server's own log, mostly start-up chatter, is sparse: a real run's analysis gives no warning", async () => {
+    const r = await analyze({ files: zkFiles, profile: getProfile('zookeeper') });
+    expect(r.input).toMatchObject({ lines: 106, events: 10, ignored: 96 });
+    expect(r.input.files.map((f) => f.sparse)).toEqual([undefined, undefined, true]);
+    expect(unread(r)).toBeUndefined();
+    // The same on parsing worker threads.
+    const threaded = await analyze({ files: zkFiles, profile: getProfile('zookeeper'), workers: 'on' });
+    expect(threaded.input.files.map((f) => f.sparse)).toEqual([undefined, undefined, true]);
+    expect(unread(threaded)).toBeUndefined();
+  });
+
+  it('the warning still fires when the zookeeper profile reads almost nothing of a worker log it should read (the wrong profile that would pass for an all clear)', async () => {
+    // The workers' JSON lines in field names the profile does not know: nothing of them is read.
+    const renamed = file('worker-renamed.log', readFileSync(zkFiles[1]!, 'utf8').replaceAll('"event":', '"what":').replaceAll('"msg":', '"text":'));
+    const r = await analyze({ files: [zkFiles[0]!, renamed, zkFiles[2]!], profile: getProfile('zookeeper') });
+    expect(r.input.files[1]).toMatchObject({ events: 0, ignored: 4 });
+    expect(r.input.files[1]!.sparse).toBeUndefined();
+    expect(unread(r)).toBe(`4 of 4 lines of ${renamed} were not read as events (4 ignored, 0 invalid): is the profile or mapping right for it? (\`stalewrite map ${renamed}\`)`);
+    // And on the command line, on a run that exits 0, it is a warning on stderr.
+    const cli = await runCli(['analyze', '--profile', 'zookeeper', '--fail-on', 'none', '-f', 'json', zkFiles[0]!, renamed, zkFiles[2]!]);
+    expect(cli.code).toBe(0);
+    expect(cli.stderr).toContain(`stalewrite: warning: 4 of 4 lines of ${renamed} were not read as events`);
+  });
+
+  it('a sparse input is still judged by its invalid lines (lines its profile took for lock lines and could not read)', async () => {
+    const curator = file('curator-fresh.log', Array.from({ length: 3 }, (_, k) => `2026-03-01 10:00:0${k}.501 [main-EventThread] INFO  org.apache.curator.framework.state.ConnectionStateManager - State change: SUSPENDED`).join('\n') + '\n');
+    const r = await analyze({ files: [zkFiles[0]!, curator], profile: getProfile('zookeeper', { log4j: { zone: 'Z' } }) });
+    expect(r.input.files[1]).toMatchObject({ sparse: true, invalid: 3 });
+    expect(unread(r)).toBe(`3 of 3 lines of ${curator} were not read as events (3 invalid; 0 ignored lines not counted: an input of this kind is mostly other lines): is the profile or mapping right for it? (\`stalewrite map ${curator}\`)`);
   });
 });
 

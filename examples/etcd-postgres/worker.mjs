@@ -3,7 +3,7 @@
 // with its own field names. Modes: --mode unsafe (plain UPDATE) or safe (conditional on the token).
 //
 //   node worker.mjs --name worker-a --mode safe --etcd 127.0.0.1:2379 --pg postgres://… \
-//                   --key invoices/7 --value A --ttl 2 --log worker-a.log
+//                   --key invoices/7 --value A --ttl 2 --log worker-a.log --run MARKER
 //
 // It prints "LOCKED <token>" on stdout once it holds the lock (the harness pauses it then),
 // "DONE" at the end. The fencing token is the lock key's create revision, read from the
@@ -24,6 +24,8 @@ const { values: args } = parseArgs({
     value: { type: 'string' },
     ttl: { type: 'string', default: '2' },
     log: { type: 'string' },
+    // The run's marker (its directory's name): unused here, it marks the process as the run's (see run.mjs).
+    run: { type: 'string' },
     'compute-ms': { type: 'string', default: '300' },
     'acquire-timeout-ms': { type: 'string', default: '20000' },
   },

@@ -124,11 +124,12 @@ export function analysisOptions(c: Case, expected: Expectation | undefined): Par
   const o = expected?.options;
   if (o === undefined) return {};
   const klog = { year: o.klogYear, zone: o.klogZone };
+  const log4j = { zone: o.log4jZone };
   let profile: Profile | undefined;
-  if (o.mapping !== undefined) profile = loadMapping(join(dirname(c.expectPath), o.mapping), { klog });
+  if (o.mapping !== undefined) profile = loadMapping(join(dirname(c.expectPath), o.mapping), { klog, log4j });
   else if (o.profile !== undefined) {
     if (!(PROFILE_NAMES as readonly string[]).includes(o.profile)) throw new InputError(`${c.expectPath}: unknown profile "${o.profile}" (${PROFILE_NAMES.join(', ')})`);
-    profile = getProfile(o.profile as ProfileName, { klog });
+    profile = getProfile(o.profile as ProfileName, { klog, log4j });
   }
   return { clockSkewMs: o.clockSkewMs, busyWindowMs: o.busyWindowMs, busyThreshold: o.busyThreshold, profile };
 }

@@ -27,6 +27,8 @@ export interface Expectation {
     mapping?: string;
     klogYear?: number;
     klogZone?: string;
+    /** The zone of Java log timestamps written without one (parse log4j: the zookeeper profile). */
+    log4jZone?: string;
   };
   /** Every (rule, resource) pair that must fire; any other pair must not. */
   findings?: ExpectedFinding[];

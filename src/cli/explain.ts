@@ -1,10 +1,13 @@
 /** `stalewrite explain <rule>`: the rule's table row, its message templates, why it matters, a bad log and a good log (from docs/rules). */
 import { readFileSync } from 'node:fs';
 import { rules } from '../rules/index.js';
+import { placeholdersOf } from '../model/message.js';
+import { SERVICE_IDS, SERVICE_PLACEHOLDERS, SERVICES, type ServiceId } from '../model/services.js';
 
 export class UnknownRuleError extends Error {}
 
-export function renderExplain(id: string): string {
+/** `service`: show only that lock service's case (else every service's, for rules that have one). */
+export function renderExplain(id: string, service?: ServiceId): string {
   const rule = rules.find((r) => r.meta.id === id);
   if (rule === undefined) throw new UnknownRuleError(`unknown rule "${id}"; known rules: ${rules.map((r) => r.meta.id).join(', ')}`);
   const m = rule.meta;
@@ -20,6 +23,7 @@ export function renderExplain(id: string): string {
     // The message templates, as findings report them (messageId `<rule>/<id>`, `{name}` filled from data).
     'Messages:',
     ...Object.entries(rule.messages).map(([key, template]) => `  ${key}: ${template}`),
+    ...serviceCases(rule.messages, service),
   ];
   for (const heading of ['Why it matters', 'Bad log', 'Good log', 'What to change']) {
     const body = doc === undefined ? undefined : section(doc, heading);
@@ -28,6 +32,24 @@ export function renderExplain(id: string): string {
   }
   out.push('', `More: docs/rules/${id}.md`);
   return out.join('\n').replace(/\n{3,}/g, '\n\n') + '\n';
+}
+
+/**
+ * The lock services' own cases of a rule: the values its service placeholders take when a
+ * mapping or profile declares `"service"` (the messages ending in `Service` use them).
+ */
+function serviceCases(messages: Readonly<Record<string, string>>, only: ServiceId | undefined): string[] {
+  const names = [...new Set(Object.values(messages).flatMap(placeholdersOf))].filter((n) => Object.prototype.hasOwnProperty.call(SERVICE_PLACEHOLDERS, n));
+  const lines: string[] = [];
+  for (const sid of only === undefined ? SERVICE_IDS : [only]) {
+    for (const name of names) {
+      const text = SERVICES[sid][SERVICE_PLACEHOLDERS[name]!];
+      if (text !== undefined) lines.push(`  ${sid}: {${name}} = ${text}`);
+    }
+  }
+  if (names.length === 0) return [];
+  const head = 'Lock services (a mapping\'s or profile\'s "service" declares one; its findings then use the *Service message, filled with this):';
+  return ['', head, ...(lines.length > 0 ? lines : [`  ${only}: no case of its own for this rule; the generic message is used`])];
 }
 
 function readDoc(id: string): string | undefined {

@@ -1,9 +1,10 @@
 /** The command line. Thin: parse options, call the library, write the report, set the exit code. */
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { analyze, checkReadable, type ProgressInfo } from '../analyze.js';
-import { InputError } from '../ingest/open.js';
+import { InputError, reasonOf } from '../ingest/open.js';
 import { OptionError } from '../model/options.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../ingest/lines.js';
 import { StrictInputError, DEFAULT_MAX_PROBLEMS } from '../ingest/records.js';
@@ -18,19 +19,23 @@ import { canonical } from '../profiles/canonical.js';
 import { MappingError, PROFILE_NAMES, type ProfileName } from '../profiles/names.js';
 import type { Profile } from '../profiles/types.js';
 import { escapeTerminal } from '../report/escape.js';
+import type { MarkdownOptions } from '../report/markdown.js';
+import { MAX_DIAGRAMS } from '../report/mermaid.js';
 import { renderExplain, UnknownRuleError } from './explain.js';
+import { SERVICE_IDS } from '../model/services.js';
 import { VERSION } from '../version.js';
 import { checkMistypedCommand, UnknownCommandError, unknownOptions, unknownOptionsMessage } from './did-you-mean.js';
-import { appendSummaryChunks, InputSet, interruptedNote, onStdoutError, openPlanned, OutputError, planOutput, stdoutSink, writeStdout, type Sink } from './output.js';
+import { appendSummaryChunks, InputSet, interruptedNote, onStdoutError, openPlanned, OutputError, planOutput, stdoutSink, writeStdout, type OutputPlan, type Sink } from './output.js';
 
 import { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, exitCodeFor } from '../model/policy.js';
 import { noEventsParts } from '../verdict.js';
+import { MAX_PARTITIONS } from '../partition/hash.js';
 export { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE };
 
 const FORMATS = ['table', 'json', 'markdown', 'html', 'junit', 'github', 'ndjson'] as const;
 const FAIL_ON = ['error', 'warning', 'info', 'none'] as const;
 /** The commands, for "did you mean" and for naming the right --help. */
-const COMMANDS = ['analyze', 'rules', 'explain', 'timeline', 'check', 'map'] as const;
+const COMMANDS = ['analyze', 'merge', 'rules', 'explain', 'timeline', 'check', 'map'] as const;
 const COMMAND_ALIASES: Record<string, (typeof COMMANDS)[number]> = { analyse: 'analyze' };
 
 class UsageError extends Error {}
@@ -51,6 +56,7 @@ const PROFILE_OPTIONS = {
   mapping: { alias: 'm', type: 'string', describe: 'A mapping file for your own log fields (see README "Your own logs"); replaces --profile' },
   'klog-year': { type: 'number', describe: 'k8s-leaderelection: the year klog text lines lack [default: this year]' },
   'klog-zone': { type: 'string', describe: 'k8s-leaderelection: the zone klog text lines lack, e.g. Z or +02:00 [default: Z]' },
+  'log4j-zone': { type: 'string', describe: 'zookeeper: the zone of Java log timestamps written without one (%d{ISO8601}), e.g. Z or +02:00 [default: Z]' },
 } as const;
 
 interface ProfileArgs {
@@ -58,6 +64,7 @@ interface ProfileArgs {
   mapping?: string;
   'klog-year'?: number;
   'klog-zone'?: string;
+  'log4j-zone'?: string;
 }
 
 /** The profile asked for; the mapping machinery is loaded only for other profiles than canonical. */
@@ -67,10 +74,13 @@ async function profileFrom(args: ProfileArgs): Promise<Profile> {
   const year = args['klog-year'];
   if (year !== undefined && !(Number.isInteger(year) && year >= 1970 && year <= 9999)) throw new UsageError('--klog-year must be a year such as 2026');
   const klog = { year, zone };
+  const log4jZone = args['log4j-zone'];
+  if (log4jZone !== undefined && !/^(Z|[+-]\d{2}:\d{2})$/.test(log4jZone)) throw new UsageError(`--log4j-zone "${log4jZone}" is not Z or an offset such as +02:00`);
+  const log4j = { zone: log4jZone };
   if (args.mapping === undefined && args.profile === 'canonical') return canonical;
   const { getProfile, loadMapping } = await import('../profiles/index.js');
-  if (args.mapping !== undefined) return loadMapping(args.mapping, { klog });
-  return getProfile(args.profile, { klog });
+  if (args.mapping !== undefined) return loadMapping(args.mapping, { klog, log4j });
+  return getProfile(args.profile, { klog, log4j });
 }
 
 export async function main(argv: string[] = hideBin(process.argv)): Promise<void> {
@@ -117,24 +127,51 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Do not print invalid lines to stderr' })
           .options(PROFILE_OPTIONS)
           .option('all-resources', { type: 'boolean', default: false, describe: 'html: draw every resource, not only those with findings' })
-          .option('max-drawn', { type: 'number', default: 50, describe: 'html: resources drawn at most (a note says how many were left out)' })
+          .option('max-drawn', { type: 'number', default: 50, describe: 'html: resources drawn at most, worst first (the page says how many were left out)' })
+          .option('max-diagrams', { type: 'number', default: MAX_DIAGRAMS, describe: 'markdown: findings given a Mermaid sequence diagram at most (the others say they have none)' })
           .option('max-resources', { type: 'number', default: DEFAULT_MAX_RESOURCES, describe: 'Resources tracked at most; past it, events of new resources are not analysed and the run exits 2' })
-          .option('workers', { choices: ['auto', 'on', 'off'] as const, default: 'auto' as const, describe: 'Parse input files on worker threads beside the analysis: on, off, or auto (files of 8 MiB or more, on machines with 3 or more cores). Same results either way' })
+          .option('jobs', { alias: 'j', type: 'string', default: 'auto', describe: 'Analyse on N threads, each a partition of the resources, merged into the same report: a number, or auto (every core, at most 8, for files of 64 MiB or more in all on 3 or more cores; one thread on 2 cores, for stdin, --strict, --max-invalid and -f ndjson). See README "Scaling out"' })
+          .option('workers', { type: 'string', hidden: true, describe: 'Replaced by --jobs' })
           .option('progress', { type: 'boolean', describe: 'Show progress on stderr [default: when stderr is a terminal and CI is not set]' })
+          .option('partition', { type: 'string', describe: 'Analyse only partition I of N (I from 0): the resources whose key hashes to it. Writes the JSON report that `stalewrite merge` combines, and exits 0 once it is written (2 if the run failed). See README "Scaling out"' })
+          .option('with-timelines', { type: 'boolean', default: false, describe: 'With --partition: include the event histories that `merge -f html` draws (--all-resources, --max-drawn)' })
           .example('$0 analyze fixtures/article-unsafe.ndjson', 'Find the late write in the article\'s incident')
           .example('kubectl logs deploy/worker | $0 analyze -', 'Read stdin')
           .example('$0 analyze authority.ndjson workers.ndjson.gz db.ndjson', 'Merge several sources by timestamp')
           .example('$0 analyze --format json -o report.json logs/*.ndjson', 'Write the JSON report to a file')
           .example('$0 analyze --fail-on warning --strict ci.ndjson', 'Be strict in CI')
           .example('$0 analyze -f markdown -o postmortem.md logs/*.ndjson.gz', 'A report to paste into the postmortem')
-          .example('$0 analyze -f html -o incident.html logs/*', 'A self-contained page with swimlanes per resource')
+          .example('$0 analyze -f html -o incident.html logs/*', 'A self-contained page: each resource\'s lanes opened on the evidence, details on hover')
+          .example('$0 analyze -f html --max-drawn 10000 -o big.html logs/*', 'Draw every resource of a big incident (cards drawn as they scroll into view)')
           .example('$0 analyze -f junit -o stalewrite.xml chaos.ndjson', 'JUnit XML for CI test reports')
           .example('$0 analyze -f github chaos.ndjson', 'GitHub Actions annotations (+ $GITHUB_STEP_SUMMARY)')
-          .example('tail -F app.log | $0 analyze -f ndjson -', 'Alert on each finding as it happens'),
+          .example('tail -F app.log | $0 analyze -f ndjson -', 'Alert on each finding as it happens')
+          .example('parallel $0 analyze --partition {}/4 -o part-{}.json logs/* ::: 0 1 2 3 && $0 merge part-*.json', 'Four partitions (on other hosts with --sshlogin), then one report'),
       async (args) => {
         // `stalewrite anlyze`: the default command got a mistyped command name as its file.
         if (args._.length === 0) checkMistypedCommand(args.files, COMMANDS, existsSync);
         process.exitCode = await runAnalyze(args, color);
+      },
+    )
+    .command(
+      'merge <reports..>',
+      'Merge the JSON reports of the partitions of one run (analyze --partition I/N) into the report one run would have written',
+      (y) =>
+        y
+          .positional('reports', { type: 'string', array: true, demandOption: true, describe: 'The N partition reports, in any order' })
+          .option('format', { alias: 'f', choices: FORMATS, describe: 'Report format [default: table on a terminal, json otherwise]' })
+          .option('output', { alias: 'o', type: 'string', describe: 'Write the report to FILE instead of stdout (atomically; never over one of the reports)' })
+          .option('fail-on', { choices: FAIL_ON, default: 'error' as const, describe: 'Exit 1 when a finding at or above this severity exists' })
+          .option('include-possible', { type: 'boolean', default: false, describe: 'Count findings of certainty "possible" as confirmed ones for --fail-on' })
+          .option('allow-inconclusive', { type: 'boolean', default: false, describe: 'Exit 0 instead of 3 when the only findings at or above --fail-on are "possible"' })
+          .option('require-tested', { type: 'boolean', default: false, describe: 'Exit 3 when the verdict is untested or unconfirmed' })
+          .option('allow-empty', { type: 'boolean', default: false, describe: 'Exit 0 (verdict untested) instead of 2 when the input yielded no event at all' })
+          .option('max-diagrams', { type: 'number', default: MAX_DIAGRAMS, describe: 'markdown: findings given a Mermaid sequence diagram at most' })
+          .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'Fewer notes on stderr' })
+          .example('parallel $0 analyze --partition {}/4 -o part-{}.json logs/* ::: 0 1 2 3 && $0 merge part-*.json', 'Four partitions, then the report of one run')
+          .example('$0 merge -f html -o incident.html part-*.json', 'An html report (the partitions ran with --with-timelines)'),
+      async (args) => {
+        process.exitCode = await runMerge(args, color);
       },
     )
     .command(
@@ -156,9 +193,11 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
       (y) =>
         y
           .positional('rule', { type: 'string', demandOption: true, describe: 'Rule id (see `stalewrite rules`)' })
-          .example('$0 explain accepted-stale-write', 'What a late accepted write means and how to fix it'),
+          .option('service', { choices: SERVICE_IDS, describe: 'Show only this lock service\'s case (what a mapping\'s "service" makes the message say)' })
+          .example('$0 explain accepted-stale-write', 'What a late accepted write means and how to fix it')
+          .example('$0 explain missing-token --service redis', 'The Redis case: a Redis lock value is no fencing token'),
       (args) => {
-        process.stdout.write(renderExplain(args.rule));
+        process.stdout.write(renderExplain(args.rule, args.service));
       },
     )
     .command(
@@ -293,9 +332,13 @@ interface AnalyzeArgs extends ProfileArgs {
   quiet: boolean;
   'all-resources': boolean;
   'max-drawn': number;
+  'max-diagrams': number;
   'max-resources': number;
-  workers: 'auto' | 'on' | 'off';
+  jobs: string;
+  workers?: string;
   progress?: boolean;
+  partition?: string;
+  'with-timelines': boolean;
 }
 
 async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
@@ -305,15 +348,23 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   if (busyWindowMs === undefined || busyWindowMs <= 0) throw new UsageError(`--busy-window "${args['busy-window']}" is not a positive duration such as 60s or 5m`);
   const busyThreshold = args['busy-threshold'];
   if (!(busyThreshold > 0 && busyThreshold <= 1)) throw new UsageError('--busy-threshold must be a number above 0 and at most 1');
-  for (const [name, v, min] of [['max-invalid', args['max-invalid'], 0], ['max-line-bytes', args['max-line-bytes'], 1], ['max-problems', args['max-problems'], 0], ['max-findings', args['max-findings'], 0], ['max-drawn', args['max-drawn'], 0], ['max-resources', args['max-resources'], 1]] as const) {
+  for (const [name, v, min] of [['max-invalid', args['max-invalid'], 0], ['max-line-bytes', args['max-line-bytes'], 1], ['max-problems', args['max-problems'], 0], ['max-findings', args['max-findings'], 0], ['max-drawn', args['max-drawn'], 0], ['max-diagrams', args['max-diagrams'], 0], ['max-resources', args['max-resources'], 1]] as const) {
     if (v !== undefined && (!Number.isInteger(v) || v < min)) throw new UsageError(`--${name} must be a whole number ≥ ${min}`);
   }
+  const markdown: MarkdownOptions = { maxDiagrams: args['max-diagrams'] };
   const files = args.files === undefined || args.files.length === 0 ? ['-'] : args.files;
   if (files.filter((f) => f === '-').length > 1) throw new UsageError('stdin ("-") can be given only once');
   // Typed at a prompt with no file: say what it waits for instead of waiting silently. It then
   // reads on (lines typed or pasted, ended by Ctrl-D); a pipe or a file changes nothing.
   noteTerminalStdin(files, 'analyze');
-  const format = args.format ?? (args.output === undefined && process.stdout.isTTY ? 'table' : 'json');
+  if (args.workers !== undefined) throw new UsageError('--workers was replaced by --jobs: --jobs N analyses on N threads (each a partition of the resources), --jobs 1 on one; see README "Scaling out"');
+  const jobs = parseJobs(args.jobs);
+  const partition = args.partition === undefined ? undefined : parsePartition(args.partition);
+  if (partition === undefined && args['with-timelines']) throw new UsageError('--with-timelines is for partition runs (--partition I/N): a single run draws its timelines with -f html');
+  if (partition !== undefined && args.format !== undefined && args.format !== 'json') {
+    throw new UsageError(`--partition writes the JSON report that \`stalewrite merge\` combines (got -f ${args.format}); give the format to merge: stalewrite merge -f ${args.format} part-*.json`);
+  }
+  const format = args.format ?? (partition === undefined && args.output === undefined && process.stdout.isTTY ? 'table' : 'json');
 
   const policy: FailPolicy = { failOn: args['fail-on'], includePossible: args['include-possible'], allowInconclusive: args['allow-inconclusive'], requireTested: args['require-tested'] };
   // An input is never written (`-o x x`, `-o link-to-x x`, `-o x < x`, `x >> x`): checked before
@@ -345,9 +396,10 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
       busyWindowMs,
       busyThreshold,
       rules: ruleList(args.rule),
-      timelines: format === 'html' ? { all: args['all-resources'], maxResources: args['max-drawn'] } : undefined,
+      timelines: format === 'html' || args['with-timelines'] ? { all: args['all-resources'], maxResources: args['max-drawn'] } : undefined,
+      partition,
       maxResources: args['max-resources'],
-      workers: args.workers,
+      jobs,
       onFinding: sink === undefined ? undefined : (f) => void sink.write(findingLine(f)).catch(stopOnWriteError),
       onProgress: progress === undefined ? undefined : (p: ProgressInfo) => progress.update(p),
       onProblem: args.quiet
@@ -371,49 +423,93 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   if (sink !== undefined) {
     for (const chunk of summaryLineChunks(report)) await sink.write(chunk);
     await sink.close();
-  } else {
-    const toTerminal = args.output === undefined && process.stdout.isTTY === true;
-    // Opened only now: when the analysis fails, an earlier report at that path is left alone. A
-    // file is written to a temporary file beside it and renamed over it once complete and synced.
-    const out: Sink = plan === undefined ? stdoutSink() : await openPlanned(plan, inputs);
-    try {
-      // Written in pieces: a report of many resources is never one big string.
-      const chunks = await render(format as Exclude<typeof format, 'ndjson'>, report, policy, { color: color && args.output === undefined, width: toTerminal ? process.stdout.columns : undefined });
-      for (const chunk of chunks) await out.write(chunk);
-    } catch (err) {
-      await out.abort();
-      throw err;
-    }
-    await out.close();
-    if (summaryPath !== undefined) {
-      const { renderMarkdownChunks } = await import('../report/markdown.js');
-      // Appended to, as GitHub expects (it creates the file and reads it after the step).
-      await appendSummaryChunks(summaryPath, withNewline(renderMarkdownChunks(report)));
-    }
-  }
+  } else await writeReport(report, format, plan, inputs, policy, color, args.output === undefined, summaryPath, markdown);
   if (report.input.files.some((f) => f.error !== undefined)) return EXIT_USAGE;
+  // A partition's findings and verdict are the merge's to judge: written is done (job engines
+  // then do not retry a partition for having findings).
+  if (partition !== undefined) return EXIT_OK;
+  return exitFor(report, policy, { quiet: args.quiet, allowEmpty: args['allow-empty'], requireTested: args['require-tested'] });
+}
+
+/** Write a whole report (every format but live ndjson) to stdout or the planned file, and the GitHub step summary. */
+async function writeReport(report: Report, format: (typeof FORMATS)[number], plan: OutputPlan | undefined, inputs: InputSet, policy: FailPolicy, color: boolean, toStdout: boolean, summaryPath: string | undefined, markdown: MarkdownOptions): Promise<void> {
+  const toTerminal = toStdout && process.stdout.isTTY === true;
+  // Opened only now: when the analysis fails, an earlier report at that path is left alone. A
+  // file is written to a temporary file beside it and renamed over it once complete and synced.
+  const out: Sink = plan === undefined ? stdoutSink() : await openPlanned(plan, inputs);
+  try {
+    // Written in pieces: a report of many resources is never one big string.
+    const chunks = format === 'ndjson' ? ndjsonChunks(report) : await render(format, report, policy, { color: color && toStdout, width: toTerminal ? process.stdout.columns : undefined }, markdown);
+    for (const chunk of chunks) await out.write(chunk);
+  } catch (err) {
+    await out.abort();
+    throw err;
+  }
+  await out.close();
+  if (summaryPath !== undefined) {
+    const { renderMarkdownChunks } = await import('../report/markdown.js');
+    // Appended to, as GitHub expects (it creates the file and reads it after the step).
+    await appendSummaryChunks(summaryPath, withNewline(renderMarkdownChunks(report, markdown)));
+  }
+}
+
+/** The ndjson lines of a finished report (merge): its findings, then the summary line. */
+function* ndjsonChunks(report: Report): Generator<string> {
+  for (const f of report.findings) yield findingLine(f);
+  yield* summaryLineChunks(report);
+}
+
+/** The exit code of a finished report (analyze, merge), with what stderr must say about it. */
+function exitFor(report: Report, policy: FailPolicy, o: { quiet: boolean; allowEmpty: boolean; requireTested: boolean }): number {
   if (report.summary.untrackedEvents > 0) {
     process.stderr.write(`stalewrite: more than ${report.summary.resources} resources: ${report.summary.untrackedEvents} events of further resources were NOT analysed (raise --max-resources)\n`);
     return EXIT_USAGE;
   }
   // Nothing analysed is never a pass.
-  if (report.input.events === 0 && !args['allow-empty']) {
+  if (report.input.events === 0 && !o.allowEmpty) {
     const [head, ...rest] = noEventsParts(report.input);
     process.stderr.write(`stalewrite: ${escapeTerminal(head!)}\n${rest.map((p) => `  ${escapeTerminal(p)}\n`).join('')}  --allow-empty accepts an input with no event\n`);
     return EXIT_USAGE;
   }
   const code = exitCodeFor(report, policy);
+  // A merged report that may differ from a single run's is never a pass either.
+  const inexact = report.partitions?.inexact ?? [];
+  if (inexact.length > 0) {
+    process.stderr.write(`stalewrite: this merged report may differ from one run's: ${escapeTerminal(inexact.join('; '))}${code === EXIT_OK ? ' (exit 3; analyse without partitions to decide)' : ''}\n`);
+    // Past --max-resources in all, a single run exits 2.
+    if (/more than --max-resources/.test(inexact.join(' '))) return EXIT_USAGE;
+    if (code === EXIT_OK) return EXIT_INCONCLUSIVE;
+  }
   // Passing, but on input that mostly was not read, or that held no write: say so where CI logs show it.
-  if (code === EXIT_OK && !args.quiet) {
+  if (code === EXIT_OK && !o.quiet) {
     for (const r of report.summary.reasons) {
       if (r.id === 'no-writes' || r.id === 'mostly-unread') process.stderr.write(`stalewrite: warning: ${escapeTerminal(r.message)}; --require-tested fails such a run\n`);
     }
   }
-  if (code === EXIT_INCONCLUSIVE && !args.quiet) {
+  if (code === EXIT_INCONCLUSIVE && !o.quiet) {
     const why = report.summary.reasons.find((r) => r.id === 'uncertain' || r.id === 'not-explicit' || r.id === 'no-stale-request' || r.id === 'no-writes');
-    process.stderr.write(`stalewrite: verdict ${report.summary.verdict}${why !== undefined ? `: ${escapeTerminal(why.message)}` : ''} (exit 3; ${args['require-tested'] && (report.summary.verdict === 'untested' || report.summary.verdict === 'unconfirmed') ? 'drop --require-tested' : '--allow-inconclusive'} exits 0)\n`);
+    process.stderr.write(`stalewrite: verdict ${report.summary.verdict}${why !== undefined ? `: ${escapeTerminal(why.message)}` : ''} (exit 3; ${o.requireTested && (report.summary.verdict === 'untested' || report.summary.verdict === 'unconfirmed') ? 'drop --require-tested' : '--allow-inconclusive'} exits 0)\n`);
   }
   return code;
+}
+
+/** `--jobs auto|N`. */
+function parseJobs(text: string): number | 'auto' {
+  if (text === 'auto') return 'auto';
+  const n = /^\d+$/.test(text.trim()) ? Number(text) : NaN;
+  if (!(n >= 1 && n <= MAX_PARTITIONS)) throw new UsageError(`--jobs "${text}" is not auto or a whole number from 1 to ${MAX_PARTITIONS}`);
+  return n;
+}
+
+/** `--partition I/N`: I from 0, below N (at most MAX_PARTITIONS). */
+function parsePartition(text: string): { index: number; count: number } {
+  const m = /^\s*(\d+)\s*\/\s*(\d+)\s*$/.exec(text);
+  const index = m === null ? NaN : Number(m[1]);
+  const count = m === null ? NaN : Number(m[2]);
+  if (!(count >= 1 && count <= MAX_PARTITIONS) || !(index >= 0 && index < count)) {
+    throw new UsageError(`--partition "${text}" is not I/N with 0 ≤ I < N ≤ ${MAX_PARTITIONS} (partitions count from 0: --partition 0/4 … --partition 3/4)`);
+  }
+  return { index, count };
 }
 
 /** Reading a terminal: say what it waits for instead of waiting silently (a pipe or a file changes nothing). */
@@ -436,12 +532,12 @@ function ruleList(rule: string | string[] | undefined): string[] | undefined {
 }
 
 /** Reporters are loaded only when asked for, to keep start-up short. Each gives its text in pieces. */
-async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }): Promise<Iterable<string>> {
+async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }, markdown: MarkdownOptions): Promise<Iterable<string>> {
   switch (format) {
     case 'json':
       return (await import('../report/json.js')).renderJsonChunks(report);
     case 'markdown':
-      return (await import('../report/markdown.js')).renderMarkdownChunks(report);
+      return (await import('../report/markdown.js')).renderMarkdownChunks(report, markdown);
     case 'html':
       return (await import('../report/html.js')).renderHtmlChunks(report);
     case 'junit':
@@ -462,6 +558,57 @@ function* withNewline(chunks: Iterable<string>): Generator<string> {
 function stopOnWriteError(err: unknown): void {
   process.stderr.write(`stalewrite: ${escapeTerminal(err instanceof Error ? err.message : String(err))}\n`);
   process.exit(EXIT_USAGE);
+}
+
+interface MergeArgs {
+  reports: string[];
+  format?: (typeof FORMATS)[number];
+  output?: string;
+  'fail-on': (typeof FAIL_ON)[number];
+  'include-possible': boolean;
+  'allow-inconclusive': boolean;
+  'require-tested': boolean;
+  'allow-empty': boolean;
+  'max-diagrams': number;
+  quiet: boolean;
+}
+
+async function runMerge(args: MergeArgs, color: boolean): Promise<number> {
+  const format = args.format ?? (args.output === undefined && process.stdout.isTTY ? 'table' : 'json');
+  const policy: FailPolicy = { failOn: args['fail-on'], includePossible: args['include-possible'], allowInconclusive: args['allow-inconclusive'], requireTested: args['require-tested'] };
+  const inputs = new InputSet(args.reports);
+  if (args.output === undefined) inputs.refuseStdout();
+  const summaryPath = format === 'github' && process.env.GITHUB_STEP_SUMMARY ? process.env.GITHUB_STEP_SUMMARY : undefined;
+  if (summaryPath !== undefined) inputs.refuse(summaryPath, `GITHUB_STEP_SUMMARY ${summaryPath}`);
+  const plan = args.output === undefined ? undefined : planOutput(args.output, inputs);
+  const { mergeReports, MergeError } = await import('../partition/merge.js');
+  const reports: Report[] = [];
+  for (const path of args.reports) {
+    await checkReadable(path);
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
+    }
+    try {
+      reports.push(JSON.parse(text) as Report);
+    } catch (err) {
+      throw new InputError(`${path} is not a JSON report (${(err as Error).message}): give the files analyze --partition I/N -o FILE wrote`);
+    }
+  }
+  let report: Report;
+  try {
+    report = mergeReports(reports, args.reports);
+  } catch (err) {
+    if (err instanceof MergeError) throw new UsageError(`cannot merge: ${err.message}`);
+    throw err;
+  }
+  if (format === 'html' && report.timelines === undefined) throw new UsageError('an html report draws timelines: run the partitions with --with-timelines (and --all-resources or --max-drawn as the html report should have them)');
+  for (const f of report.input.files) if (f.error !== undefined) process.stderr.write(`stalewrite: ${escapeTerminal(f.error)}\n`);
+  await writeReport(report, format, plan, inputs, policy, color, args.output === undefined, summaryPath, { maxDiagrams: args['max-diagrams'] });
+  if (report.input.files.some((f) => f.error !== undefined)) return EXIT_USAGE;
+  return exitFor(report, policy, { quiet: args.quiet, allowEmpty: args['allow-empty'], requireTested: args['require-tested'] });
 }
 
 async function runTimeline(files: string[] | undefined, resource: string, maxEvents: number, skew: string, profile: Profile): Promise<number> {

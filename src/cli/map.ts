@@ -7,7 +7,7 @@ import { fileSource } from '../ingest/open.js';
 import { InputStats, toEvents } from '../ingest/records.js';
 import type { LineBatch } from '../ingest/lines.js';
 import type { FileSummary } from '../model/report.js';
-import type { LockEvent } from '../model/event.js';
+import { isLeaseScoped, type LockEvent } from '../model/event.js';
 import type { Profile } from '../profiles/types.js';
 import { isoOf } from '../model/time.js';
 import { escapeTerminal as t } from '../report/escape.js';
@@ -84,7 +84,8 @@ function outcomes(one: LineBatch, profile: Profile, file: string, stats: InputSt
 }
 
 function describe(e: LockEvent): string {
-  const canonical: Record<string, unknown> = { ts: isoOf(e.ts), type: e.type, resource: e.resource };
+  // A lease-scoped event names no resource: it applies to every resource its lease holds.
+  const canonical: Record<string, unknown> = isLeaseScoped(e) ? { ts: isoOf(e.ts), type: e.type, scope: 'lease' } : { ts: isoOf(e.ts), type: e.type, resource: e.resource };
   if (e.ownerId !== undefined) canonical.ownerId = e.ownerId;
   if (e.leaseId !== undefined) canonical.leaseId = e.leaseId;
   if (e.operationId !== undefined) canonical.operationId = e.operationId;

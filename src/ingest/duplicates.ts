@@ -103,7 +103,18 @@ export class RecentEvents {
     }
     this.remember({ ts, ev, content });
     if (this.size > this.maxEvents || this.chars > this.maxChars) this.evict();
+    if (this.size > this.peak) this.peak = this.size;
+    if (this.chars > this.peakChars) this.peakChars = this.chars;
     return false;
+  }
+
+  /** The most events, and characters of lines, remembered at once (partition runs compare them with the bounds at merge). */
+  peak = 0;
+  peakChars = 0;
+
+  /** The window (ms): partition runs check copies found past a single run's window. */
+  get window(): number {
+    return this.windowMs;
   }
 
   /** Events remembered now (for tests of the bound). */

@@ -29,8 +29,8 @@ export interface LineBatch {
    * in bytes before the newline: what reads the line back for evidence (ingest/readback.ts).
    * Absent where lines are not the input's bytes as they are (unwrapped container logs).
    */
-  readonly offsets?: number[];
-  readonly lengths?: number[];
+  readonly offsets?: ArrayLike<number>;
+  readonly lengths?: ArrayLike<number>;
 }
 
 /**
@@ -44,9 +44,28 @@ export interface ByteLineBatch extends Omit<LineBatch, 'lines'> {
   readonly lines: (string | null | undefined)[];
   /** The chunk the undecoded lines are in: valid only until the next batch is asked for. */
   readonly chunk: Buffer;
-  readonly starts: number[];
-  readonly ends: number[];
+  readonly starts: ArrayLike<number>;
+  readonly ends: ArrayLike<number>;
+  /**
+   * Set on the batches the one reader of `--jobs` hands a job (partition/feed.ts): per line, the
+   * partition its key reader read (the line's bytes are in `chunk` only for the job's own
+   * partition), DECLINED_LOOK (the key reader declined it: every job parses it), or NOT_LOOKED
+   * (blank, over the cap, or a line decoded already: looked at as usual). For another partition's
+   * line, the time and the source (an index into `lookSources`, -1 for the input's default) the
+   * key reader read, which is all its placeholder needs.
+   */
+  readonly looks?: Int32Array;
+  readonly lookTs?: Float64Array;
+  readonly lookSource?: Int32Array;
+  readonly lookSources?: readonly string[];
+  /** The batch's first lines, decoded (sampleOf), for profile detection where the bytes of other partitions' lines are not in `chunk`. */
+  readonly sample?: (string | null)[];
 }
+
+/** ByteLineBatch.looks: the key reader declined the line. */
+export const DECLINED_LOOK = -1;
+/** ByteLineBatch.looks: the key reader has not looked at the line. */
+export const NOT_LOOKED = -2;
 
 export interface LineReaderOptions {
   maxLineBytes?: number;

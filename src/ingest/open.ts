@@ -32,7 +32,7 @@ export class InputError extends Error {
 export interface FileSourceOptions {
   /** Read a plain file by reopening it at an offset for each chunk, rather than keeping it open. */
   reopen?: boolean;
-  /** Bytes per chunk when reopening (default 64 KiB). */
+  /** Bytes per chunk (default 64 KiB when reopening, else 256 KiB). */
   chunkBytes?: number;
 }
 
@@ -40,7 +40,7 @@ export function fileSource(path: string, options: FileSourceOptions = {}): Input
   if (path === '-') return streamSource('stdin', process.stdin);
   return {
     name: path,
-    open: () => (options.reopen ? reopenedChunks(path, options.chunkBytes ?? REOPEN_CHUNK) : fileChunks(path)),
+    open: () => (options.reopen ? reopenedChunks(path, options.chunkBytes ?? REOPEN_CHUNK) : fileChunks(path, options.chunkBytes ?? READ_CHUNK)),
   };
 }
 
@@ -108,7 +108,7 @@ export function streamSource(name: string, stream: NodeJS.ReadableStream | Async
   return { name, open: () => maybeGunzip(name, stream as AsyncIterable<Buffer | string>) };
 }
 
-async function* fileChunks(path: string): AsyncGenerator<Buffer> {
+async function* fileChunks(path: string, chunkBytes = READ_CHUNK): AsyncGenerator<Buffer> {
   let st;
   try {
     st = await stat(path);
@@ -116,7 +116,7 @@ async function* fileChunks(path: string): AsyncGenerator<Buffer> {
     throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
   }
   if (st.isDirectory()) throw new InputError(`cannot read ${path}: it is a directory`);
-  yield* maybeGunzip(path, createReadStream(path, { highWaterMark: READ_CHUNK }));
+  yield* maybeGunzip(path, createReadStream(path, { highWaterMark: chunkBytes }));
 }
 
 /** Peek at the first bytes; if they are gzip's magic, decompress transparently. */

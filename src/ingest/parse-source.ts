@@ -10,6 +10,7 @@ import type { Profile } from '../profiles/types.js';
 import { decodeBatch, decodeLine, DEFAULT_MAX_LINE_BYTES, isByteBatch, readLineBytes, readLines, type ByteLineBatch, type LineBatch } from './lines.js';
 import { InputError } from './open.js';
 import { firstContentLine, toEvents, type InputStats } from './records.js';
+import type { PartitionFilter } from './partition.js';
 import { DETECT_LINES, isBlank, Unwrapper } from './wrappers.js';
 
 export async function* parseSource(
@@ -21,23 +22,11 @@ export async function* parseSource(
   maxLineBytes: number | undefined,
   /** The input is a plain file that can be read again: events keep where their line is, not the line (see readback.ts). */
   byReference = false,
+  /** A partition run: only this partition's events, and placeholders for the others' (partition.ts). */
+  part?: PartitionFilter,
 ): AsyncGenerator<{ events: LockEvent[]; lines: number }> {
-  let chosen = profile.detect === undefined ? profile : undefined;
   const unwrapper = new Unwrapper(maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
-  const events = (batch: LineBatch | ByteLineBatch): LockEvent[] => {
-    if (unwrapper.kind != null) summary.wrapper = unwrapper.kind;
-    if (chosen === undefined) {
-      const first = isByteBatch(batch) ? firstContentLine({ firstLine: batch.firstLine, lines: sampleOf(batch) }) : firstContentLine(batch);
-      chosen = first === undefined ? undefined : profile.detect!(first);
-      if (chosen === undefined) {
-        // Only blank or over-long lines so far: count them; any profile does.
-        toEvents(batch, canonical, name, name, stats, summary);
-        return [];
-      }
-      summary.profile = chosen.name;
-    }
-    return toEvents(batch, chosen, name, name, stats, summary, byReference);
-  };
+  const events = eventsOf(name, profile, stats, summary, byReference, part, unwrapper);
   try {
     // Lines by reference are read as bytes, and decoded only when the profile's byte path is not
     // to take them: until the wrapper and the profile are known, and for wrapped inputs.
@@ -64,11 +53,64 @@ export async function* parseSource(
   if (rest !== undefined) yield { events: events(rest), lines: 0 };
 }
 
+/** Lines → events of one input, its profile detected from its first content line (shared by parseSource and parseFed). */
+function eventsOf(name: string, profile: Profile, stats: InputStats, summary: FileSummary, byReference: boolean, part: PartitionFilter | undefined, unwrapper: Unwrapper | undefined): (batch: LineBatch | ByteLineBatch) => LockEvent[] {
+  let chosen = profile.detect === undefined ? profile : undefined;
+  // Whether the input is of the kind its profile expects to be mostly no events (Profile.sparse) is
+  // told from its first content line, like the profile of `auto`.
+  let kindKnown = false;
+  const firstOf = (batch: LineBatch | ByteLineBatch) => (isByteBatch(batch) ? firstContentLine({ firstLine: batch.firstLine, lines: batch.sample ?? sampleOf(batch) }) : firstContentLine(batch));
+  return (batch) => {
+    if (unwrapper !== undefined && unwrapper.kind != null) summary.wrapper = unwrapper.kind;
+    let first: string | undefined;
+    if (chosen === undefined) {
+      first = firstOf(batch);
+      chosen = first === undefined ? undefined : profile.detect!(first);
+      if (chosen === undefined) {
+        // Only blank or over-long lines so far: count them; any profile does.
+        toEvents(batch, canonical, name, name, stats, summary, false, part);
+        return [];
+      }
+      summary.profile = chosen.name;
+    }
+    // Facts about the input (rules read the service by the events' file): set after the wrapper
+    // and the profile, in the order a parsing worker's summary is copied (threaded.ts).
+    if (chosen.service !== undefined) summary.service = chosen.service;
+    if (!kindKnown) {
+      if (chosen.sparse === 'text') first ??= firstOf(batch);
+      kindKnown = chosen.sparse !== 'text' || first !== undefined;
+      if (chosen.sparse === 'all' || (chosen.sparse === 'text' && first !== undefined && !first.trimStart().startsWith('{'))) summary.sparse = true;
+    }
+    return toEvents(batch, chosen, name, name, stats, summary, byReference, part);
+  };
+}
+
+/** What the reader of `--jobs` sends a job for one input (partition/feed.ts): its line batches, then its end. */
+export type FedItem = { batch: ByteLineBatch } | { end: true; error?: string };
+
+/**
+ * parseSource for a plain file (read by reference, no container log wrapper) whose lines the one
+ * reader of `--jobs` splits and key-reads on the main thread: the batches it hands this job hold
+ * the bytes of this partition's lines (and of the lines its key reader declined), and what the
+ * placeholders of the other partitions' lines need (ByteLineBatch.looks).
+ */
+export async function* parseFed(items: AsyncIterable<FedItem>, name: string, profile: Profile, stats: InputStats, summary: FileSummary, part: PartitionFilter, byReference = true): AsyncGenerator<{ events: LockEvent[]; lines: number }> {
+  const events = eventsOf(name, profile, stats, summary, byReference, part, undefined);
+  for await (const item of items) {
+    if ('batch' in item) {
+      yield { events: events(item.batch), lines: item.batch.lines.length };
+      continue;
+    }
+    if (item.error !== undefined) summary.error = item.error;
+    return;
+  }
+}
+
 /**
  * The first lines of a batch of bytes, decoded, up to the DETECT_LINES-th that is not blank: all
  * that wrapper and profile detection look at (detectWrapper, firstContentLine).
  */
-function sampleOf(batch: ByteLineBatch): (string | null)[] {
+export function sampleOf(batch: ByteLineBatch): (string | null)[] {
   const out: (string | null)[] = [];
   let seen = 0;
   for (let i = 0; i < batch.lines.length && seen < DETECT_LINES; i++) {

@@ -4,10 +4,11 @@
  * line (partial lines of a container log wrapper, see wrappers.ts). An event found to be a copy
  * of one read before (duplicates.ts) moves from `events` to `duplicates` after the merge.
  */
-import type { LockEvent } from '../model/event.js';
-import type { FileSummary, InputSummary, Problem } from '../model/report.js';
+import { isLeaseScoped, type LockEvent } from '../model/event.js';
+import type { FileSummary, InputSummary, LineCounts, Problem } from '../model/report.js';
 import type { Profile } from '../profiles/types.js';
-import { decodeLine, isByteBatch, type ByteLineBatch, type LineBatch } from './lines.js';
+import { decodeLine, isByteBatch, NOT_LOOKED, type ByteLineBatch, type LineBatch } from './lines.js';
+import type { PartitionFilter } from './partition.js';
 
 export const DEFAULT_MAX_PROBLEMS = 100;
 
@@ -28,6 +29,8 @@ export interface InputPolicy {
   maxProblems?: number;
   /** Called for every problem, listed or not (for stderr). */
   onProblem?: (problem: Problem) => void;
+  /** A partition run (`--partition`): the summaries count the lines of other partitions. */
+  partitioned?: boolean;
 }
 
 /** Counts for the whole input; each file has its own FileSummary inside. */
@@ -47,6 +50,7 @@ export class InputStats {
 
   addFile(file: string): FileSummary {
     const f: FileSummary = { file, lines: 0, events: 0, blank: 0, ignored: 0, invalid: 0, expanded: 0, joined: 0, duplicates: 0 };
+    if (this.policy.partitioned) f.otherPartitions = 0;
     this.files.push(f);
     this.listed.set(f, []);
     return f;
@@ -92,17 +96,24 @@ export class InputStats {
       problems,
       problemsOmitted: this.invalid - problems.length,
     };
-    for (const f of this.files) {
-      s.lines += f.lines;
-      s.events += f.events;
-      s.blank += f.blank;
-      s.ignored += f.ignored;
-      s.invalid += f.invalid;
-      s.expanded += f.expanded;
-      s.joined += f.joined;
-      s.duplicates += f.duplicates;
-    }
+    if (this.policy.partitioned) s.otherPartitions = 0;
+    addUp(s, this.files);
     return s;
+  }
+}
+
+/** Add the counts of `files` into `total` (otherPartitions only when `total` has it). */
+export function addUp(total: LineCounts, files: readonly LineCounts[]): void {
+  for (const f of files) {
+    if (total.otherPartitions !== undefined) total.otherPartitions += f.otherPartitions ?? 0;
+    total.lines += f.lines;
+    total.events += f.events;
+    total.blank += f.blank;
+    total.ignored += f.ignored;
+    total.invalid += f.invalid;
+    total.expanded += f.expanded;
+    total.joined += f.joined;
+    total.duplicates += f.duplicates;
   }
 }
 
@@ -111,13 +122,14 @@ export class InputStats {
  * (readLineBytes, only for inputs read by reference) goes the profile's byte path first, each
  * line decoded only when that path declines it.
  */
-export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, file: string, source: string, stats: InputStats, summary: FileSummary, byReference = false): LockEvent[] {
+export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, file: string, source: string, stats: InputStats, summary: FileSummary, byReference = false, part?: PartitionFilter): LockEvent[] {
   const out: LockEvent[] = [];
   const { lines, firstLine, lineNumbers, times } = batch;
   const raw = isByteBatch(batch) ? batch : undefined;
   const chunk = raw?.chunk;
   const starts = raw?.starts;
   const ends = raw?.ends;
+  const looks = raw?.looks;
   const fastBytes = profile.fastBytes;
   // Lines of a plain file can be read back: events keep where they are instead of the line.
   const offsets = byReference ? batch.offsets : undefined;
@@ -144,8 +156,12 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
     const line = lineNumbers === undefined ? firstLine + i : lineNumbers[i]!;
     if (times !== undefined) origin.wrapperTime = times[i];
     summary.lines++;
+    // With a partition: the key reader's verdict on this line (see partition.ts): UNREAD, or
+    // OWN when it read this partition's key (the line is then this partition's, event or not).
+    let keyed = UNREAD;
     if (text === null) {
-      stats.problem(summary, line, 'line is longer than the line-length cap (see --max-line-bytes); skipped');
+      if (part !== undefined && part.index !== 0) summary.otherPartitions!++;
+      else stats.problem(summary, line, 'line is longer than the line-length cap (see --max-line-bytes); skipped');
       continue;
     }
     let badUtf8: boolean;
@@ -153,20 +169,32 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
       // Undecoded: the byte path, else the line's text after all.
       const s = starts![i]!;
       const e = ends![i]!;
-      if (isBlankBytes(chunk!, s, e)) {
-        summary.blank++;
+      // A line the reader of --jobs looked at already is not blank (and may have no bytes here).
+      const looked = looks === undefined ? NOT_LOOKED : looks[i]!;
+      if (looked === NOT_LOOKED && isBlankBytes(chunk!, s, e)) {
+        if (part !== undefined && part.index !== 0) summary.otherPartitions!++;
+        else summary.blank++;
         continue;
       }
       if (offsets !== undefined) {
         origin.offset = offsets[i];
         origin.bytes = lengths![i];
       }
+      if (part !== undefined) {
+        // The cheapest look: another partition's line is not parsed, only placed in the merge.
+        const p = looked === NOT_LOOKED ? part.lookAt(profile, chunk!, s, e) : part.looked(looked, raw!.lookTs![i]!, raw!.lookSource![i]!, raw!.lookSources!);
+        if (p !== -1 && p !== part.index) {
+          summary.otherPartitions!++;
+          out.push(part.fromLook(source, file, line, origin.offset, origin.bytes, false, profile));
+          continue;
+        }
+        keyed = p === -1 ? DECLINED : OWN;
+      }
       if (fastBytes !== undefined && offsets !== undefined) {
         origin.line = line;
         const ev = fastBytes(chunk!, s, e, origin);
         if (ev !== undefined) {
-          summary.events++;
-          out.push(ev);
+          take(ev, keyed, part, profile, summary, out);
           continue;
         }
       }
@@ -175,7 +203,8 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
       badUtf8 = decoded.badUtf8;
     } else {
       if (isBlank(text)) {
-        summary.blank++;
+        if (part !== undefined && part.index !== 0) summary.otherPartitions!++;
+        else summary.blank++;
         continue;
       }
       badUtf8 = batch.invalidUtf8 !== undefined && batch.invalidUtf8.has(i);
@@ -188,36 +217,37 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
       origin.line = line;
       const ev = fast(text, origin);
       if (ev === null) {
-        summary.ignored++;
+        if (part === undefined || mine(part, keyed, text, profile, source, file, line, origin, summary, out)) summary.ignored++;
         continue;
       }
       if (ev !== undefined) {
-        summary.events++;
-        out.push(ev);
+        take(ev, keyed, part, profile, summary, out);
         continue;
       }
     }
     const bad = badUtf8 ? 'bytes that are not valid UTF-8 (they would be read as U+FFFD and change ids silently)' : suspicious(text);
     if (bad !== undefined) {
-      stats.problem(summary, line, bad);
+      if (part === undefined || mine(part, keyed, text, profile, source, file, line, origin, summary, out)) stats.problem(summary, line, bad);
       continue;
     }
     let record: unknown;
     if (parse !== undefined) {
       record = parse(text, origin.wrapperTime);
       if (typeof record === 'string') {
-        stats.problem(summary, line, record);
+        if (part === undefined || mine(part, keyed, text, profile, source, file, line, origin, summary, out)) stats.problem(summary, line, record);
         continue;
       }
     } else {
       try {
         record = JSON.parse(text);
       } catch (err) {
-        stats.problem(summary, line, `not valid JSON: ${(err as Error).message}`);
+        if (part === undefined || mine(part, keyed, text, profile, source, file, line, origin, summary, out)) stats.problem(summary, line, `not valid JSON: ${(err as Error).message}`);
         continue;
       }
       if (record === null || typeof record !== 'object' || Array.isArray(record)) {
-        stats.problem(summary, line, `expected a JSON object, got ${record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record}`);
+        if (part === undefined || mine(part, keyed, text, profile, source, file, line, origin, summary, out)) {
+          stats.problem(summary, line, `expected a JSON object, got ${record === null ? 'null' : Array.isArray(record) ? 'an array' : typeof record}`);
+        }
         continue;
       }
     }
@@ -237,23 +267,71 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
           building.bytes = origin.bytes;
         }
       }
-      count(ev, stats, summary, line, out);
+      if (part !== undefined && (ev === null || typeof ev === 'string')) {
+        if (mine(part, keyed, text, profile, source, file, line, origin, summary, out)) count(ev, stats, summary, line, out);
+        continue;
+      }
+      count(ev, stats, summary, line, out, part, keyed === OWN, profile);
       continue;
     }
     const records = expand(record as Record<string, unknown>);
     if (records.length === 0) {
-      summary.ignored++;
+      if (part === undefined || part.index === 0) summary.ignored++;
+      else summary.otherPartitions!++;
       continue;
     }
     // Several records on one line: each is counted; `expanded` keeps the sum reconciled.
     summary.expanded += records.length - 1;
-    for (const r of records) count(profile.toEvent(r, origin), stats, summary, line, out);
+    for (const r of records) count(profile.toEvent(r, origin), stats, summary, line, out, part, false, profile);
   }
   return out;
 }
 
-/** Count what a profile made of one record: an event, ignored, or invalid with its reason. */
-export function count(ev: LockEvent | string | null, stats: InputStats, summary: FileSummary, line: number, out: LockEvent[]): void {
+/** The key reader has not looked at the line, looked and could not read it, or read this partition's key. */
+const UNREAD = 0;
+const DECLINED = 1;
+const OWN = 2;
+
+/** An event of the line: this partition's (counted and kept), or another's (a placeholder in its place). */
+function take(ev: LockEvent, keyed: number, part: PartitionFilter | undefined, profile: Profile, summary: FileSummary, out: LockEvent[]): void {
+  if (part === undefined || keyed === OWN || part.owns(ev.resource)) {
+    summary.events++;
+    out.push(ev);
+  } else {
+    summary.otherPartitions!++;
+    out.push(part.fromEvent(ev, profile, isLeaseScoped(ev)));
+  }
+}
+
+/**
+ * A line that became no event (ignored or invalid): true when it is this partition's to count (see
+ * partition.ts). A line whose key the key reader reads keeps its place in the merge (a placeholder,
+ * `extra` when it is this partition's); another partition's is counted in otherPartitions here.
+ */
+function mine(part: PartitionFilter, keyed: number, text: string, profile: Profile, source: string, file: string, line: number, origin: { offset: number | undefined; bytes: number | undefined }, summary: FileSummary, out: LockEvent[]): boolean {
+  let p = keyed === OWN ? part.index : keyed === DECLINED ? -1 : part.lookAtText(profile, text);
+  if (p !== -1) {
+    out.push(part.fromLook(source, file, line, origin.offset, origin.bytes, p === part.index, profile));
+  } else p = 0;
+  if (p === part.index) return true;
+  summary.otherPartitions!++;
+  return false;
+}
+
+/**
+ * Count what a profile made of one record: an event, ignored, or invalid with its reason. With a
+ * partition, an event of another partition is counted in otherPartitions and stands in the merge
+ * as a placeholder; a record that is no event is partition 0's (unless `keyed`: the key reader
+ * read this partition's key from its line).
+ */
+export function count(ev: LockEvent | string | null, stats: InputStats, summary: FileSummary, line: number, out: LockEvent[], part?: PartitionFilter, keyed = false, profile?: Profile): void {
+  if (part !== undefined && !keyed) {
+    if (ev === null || typeof ev === 'string' ? part.index !== 0 : !part.owns(ev.resource)) {
+      summary.otherPartitions!++;
+      if (ev !== null && typeof ev === 'object') out.push(part.fromEvent(ev, profile!, isLeaseScoped(ev)));
+      return;
+    }
+  }
   if (ev === null) summary.ignored++;
   else if (typeof ev === 'string') stats.problem(summary, line, ev);
   else {
@@ -275,7 +353,7 @@ function suspicious(text: string): string | undefined {
   return undefined;
 }
 
-function isBlankBytes(b: Uint8Array, s: number, e: number): boolean {
+export function isBlankBytes(b: Uint8Array, s: number, e: number): boolean {
   for (let i = s; i < e; i++) {
     const c = b[i]!;
     if (c !== 32 && c !== 9 && c !== 13 && c !== 11 && c !== 12) return false;

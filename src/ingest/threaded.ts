@@ -70,6 +70,8 @@ export async function* workerEvents(
       // In the order parseSource sets them (the report's keys come out in the same order).
       if (s.wrapper !== undefined) summary.wrapper = s.wrapper;
       if (s.profile !== undefined) summary.profile = s.profile;
+      if (s.service !== undefined) summary.service = s.service;
+      if (s.sparse !== undefined) summary.sparse = s.sparse;
       if (m.kind === 'end') {
         if (s.error !== undefined) summary.error = s.error;
         return;

@@ -97,6 +97,19 @@ export class KeptEvent implements LockEvent {
   ) {}
 }
 
+/**
+ * The `resource` of a lease-scoped event: an expire, revoke or keepalive that names a lease (a
+ * ZooKeeper session, say) but no resource, because the authority ends or renews the lease
+ * wherever it is held. The engine applies it to every resource whose live lease has that
+ * leaseId. Only profiles make such events (a rule with `"scope": "lease"`); the canonical format
+ * always names a resource.
+ */
+export const LEASE_SCOPED = '';
+
+export function isLeaseScoped(ev: Pick<LockEvent, 'resource'>): boolean {
+  return ev.resource === LEASE_SCOPED;
+}
+
 /** Reads an input's line back by reference: its text, or why it cannot be shown. */
 export type LineReader = (file: string, offset: number, bytes: number) => string | { readonly unavailable: string };
 

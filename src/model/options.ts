@@ -38,7 +38,7 @@ export function checkEngineOptions(options: Bag): void {
   checkDuration(options, 'busyWindowMs', true);
   const t = options.busyThreshold;
   if (t !== undefined && !(typeof t === 'number' && t > 0 && t <= 1)) throw new OptionError('busyThreshold', `busyThreshold must be a number above 0 and at most 1 (got ${show(t)})`);
-  checkWhole(options, [['maxFindings', 0], ['maxResources', 1], ['maxOperations', 1], ['busyMinAttempts', 1]]);
+  checkWhole(options, [['maxFindings', 0], ['maxResources', 1], ['maxOperations', 1], ['busyMinAttempts', 1], ['maxLeaseHolders', 1]]);
 }
 
 /** The options analyze() takes beyond the engine's. */

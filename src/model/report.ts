@@ -1,5 +1,6 @@
 /** The report: what every reporter renders. Plain data, JSON-serialisable (tokens are decimal strings). */
 import type { MessageData } from './message.js';
+import type { ServiceId } from './services.js';
 
 export type Severity = 'error' | 'warning' | 'info';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info'];
@@ -108,7 +109,7 @@ export interface Finding {
 /** One reason behind the overall verdict, for the headline: an id plus its sentence. */
 export interface VerdictReason {
   /**
-   * `no-events`, `no-writes`, `mostly-unread`, `untracked`, `uncertain` (a possible error
+   * `no-events`, `no-writes`, `mostly-unread`, `unmatched-lease-ends`, `untracked`, `uncertain` (a possible error
    * finding), `not-explicit` (unconfirmed), `no-stale-request` (untested).
    */
   id: string;
@@ -156,6 +157,12 @@ export interface LineCounts {
    * in two inputs), counted here and not analysed again; 0 otherwise. See README "Reading input".
    */
   duplicates: number;
+  /**
+   * Only in the report of one partition of a run (`--partition I/N`): lines and records that belong
+   * to other partitions (README "Scaling out"). Then
+   * `lines + expanded = events + duplicates + blank + ignored + invalid + joined + otherPartitions`.
+   */
+  otherPartitions?: number;
 }
 
 export interface FileSummary extends LineCounts {
@@ -164,6 +171,13 @@ export interface FileSummary extends LineCounts {
   error?: string;
   /** The profile `--profile auto` chose for this input. */
   profile?: string;
+  /** The lock service the profile or mapping that read this input declares (its `service`). */
+  service?: ServiceId;
+  /**
+   * The profile that read this input expects most of its lines to be no events (Profile.sparse:
+   * a server's own text log): its ignored lines do not count toward `mostly-unread`.
+   */
+  sparse?: true;
   /** The container log wrapper detected and unwrapped in this input: `docker`, `cri` or `kubectl`. */
   wrapper?: 'docker' | 'cri' | 'kubectl';
   /** This path names the same file (device and inode) as an earlier input, named here: it was not read again, and its counts are 0. */
@@ -222,4 +236,36 @@ export interface Report {
   timelines?: ResourceTimelineView[];
   /** Resources whose history was not included: past the cap, or not captured (past the capture's total of 500 000 events before they had a finding). */
   timelinesOmitted?: number;
+  /** Only in the report of one partition of a run (`--partition I/N`): what `stalewrite merge` needs. */
+  partition?: PartitionInfo;
+  /**
+   * Only in a merged report (`stalewrite merge`, `--jobs`) that may differ from a single run's:
+   * why (README "Scaling out"). Absent when the merge is exactly the single run's report.
+   */
+  partitions?: { count: number; inexact: string[] };
+}
+
+/** One partition's part of a partitioned run: how it was run, and what the merge puts back together. */
+export interface PartitionInfo {
+  /** This partition, from 0, of `count`. */
+  index: number;
+  count: number;
+  /** How resource keys are hashed: FNV-1a 64 of the key's UTF-8 bytes, modulo `count`. */
+  hash: 'fnv1a64-utf8';
+  /** The options that change results; every partition of one run has the same. */
+  options: Record<string, unknown>;
+  /** The inputs as given, with their sizes in bytes (null: stdin, a stream). */
+  inputs: { name: string; size: number | null }[];
+  /** Where each listed finding was made, in the order of `findings` (the merge orders findings by it). */
+  order: number[][];
+  /** Where each rule's first finding was made, listed or not (the order of `summary.byRule`). */
+  firstByRule: Record<string, number[]>;
+  /** What this partition held of the run's global bounds (the merge compares their sums with the bounds). */
+  held: { resources: number; operations: number; captured: number; copies: number; copyChars: number; leaseHolders: number };
+  /** Lease-scoped events (applied in every partition) and how many of them found a lease here (the merge's `unmatched-lease-ends`). */
+  leaseScoped: { events: number; applied: number };
+  /** Why this partition's part may differ from a single run's, with how often. */
+  inexact: { reason: string; count: number }[];
+  /** With timelines: the resources drawn whose history was not captured. */
+  uncaptured?: string[];
 }

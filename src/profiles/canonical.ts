@@ -8,6 +8,7 @@ import type { Profile } from './types.js';
 import { keyGuard, repeatedKey, scanTopLevelKey } from './scan.js';
 import { fastCanonicalEvent } from './fast-canonical.js';
 import { fastCanonicalBytes } from './fast-canonical-bytes.js';
+import { readKey } from './canonical-key.js';
 
 /** The validator of schema/event.schema.json, precompiled by ajv at build time (scripts/build.mjs). */
 export const validateEvent = validateEventRecord;
@@ -16,6 +17,7 @@ export const canonical: Profile = {
   name: 'canonical',
   fastEvent: fastCanonicalEvent,
   fastBytes: fastCanonicalBytes,
+  partitionKey: readKey,
   recipe: { kind: 'canonical' },
   toEvent(record, origin) {
     const dup = origin.text === undefined ? undefined : repeatedKey(origin.text, record, CANONICAL_GUARD);

@@ -135,8 +135,8 @@ function keyAt(b: Bytes, s: number): number {
   }
 }
 
-/** End (exclusive) of a JSON number starting at i, or -1 when it is not one (bounded by n). */
-function numberEnd(b: Bytes, i: number, n: number): number {
+/** End (exclusive) of a JSON number starting at i, or -1 when it is not one (bounded by n). Also the partition key reader's (partition/key.ts). */
+export function numberEnd(b: Bytes, i: number, n: number): number {
   let c = b[i];
   if (c === 45 /* - */) c = b[++i];
   if (c === 48 /* 0 */) c = b[++i];
@@ -217,7 +217,7 @@ const MAX_INTERN = 64;
 const interned: (string | undefined)[] = new Array<string | undefined>(INTERN_SLOTS).fill(undefined);
 
 /** The string of the ASCII bytes [s, e): the one already made for the same bytes when it is still in the table. */
-function intern(b: Bytes, s: number, e: number): string {
+export function intern(b: Bytes, s: number, e: number): string {
   const len = e - s;
   if (len > MAX_INTERN) return str(b, s, e);
   let h = 0x811c9dc5 ^ len;
@@ -253,7 +253,7 @@ let tsPrefixOk = false;
 let tsPrefixMs = 0;
 
 /** Epoch ms of the RFC 3339 timestamp at bytes [s, e), as parseTimestamp reads it, or undefined when it is not valid. */
-function timestampAt(b: Bytes, s: number, e: number): number | undefined {
+export function timestampAt(b: Bytes, s: number, e: number): number | undefined {
   if (tsPrefixOk && e - s >= 20 && e - s <= 24 && b[s + 16] === 58) {
     let k = 0;
     while (k < 16 && b[s + k] === tsPrefix[k]) k++;

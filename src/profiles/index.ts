@@ -1,6 +1,6 @@
 /** The profiles by name, and `auto`, which picks one per input from its first record. */
 import { canonical } from './canonical.js';
-import { APP_JSON, K8S_LEADERELECTION, LOGFMT, OTLP_JSON } from './builtin.js';
+import { APP_JSON, K8S_LEADERELECTION, LOGFMT, OTLP_JSON, ZOOKEEPER } from './builtin.js';
 import { compileMapping, loadMapping, type CompileOptions } from './mapping.js';
 import type { Profile, ProfileRecipe } from './types.js';
 import { EVENT_TYPES } from '../model/event.js';
@@ -21,6 +21,8 @@ export function getProfile(name: ProfileName, options: CompileOptions = {}): Pro
       return compileMapping(OTLP_JSON, 'otlp-json', options);
     case 'k8s-leaderelection':
       return compileMapping(K8S_LEADERELECTION, 'k8s-leaderelection', options);
+    case 'zookeeper':
+      return compileMapping(ZOOKEEPER, 'zookeeper', options);
     case 'auto':
       return autoProfile(options);
   }
@@ -41,12 +43,16 @@ export function rebuildProfile(recipe: ProfileRecipe): Profile {
 }
 
 const KLOG_LINE = /^[IWEF]\d{4} \d{2}:\d{2}:\d{2}/;
+/** A Java logging line (log4j, logback): an ISO date and time first, bracketed or not. */
+const JAVA_LINE = /^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}/;
 const LOGFMT_LINE = /^[\w.@-]+=("[^"]*"|\S*)(\s+[\w.@-]+=("[^"]*"|\S*))+/;
 
 /**
  * `auto`: decide per input from its first non-blank line. OTLP (resourceLogs or timeUnixNano),
- * canonical (type, resource and ts as in format v1), klog (text header, or JSON from leaderelection),
- * logfmt (key=value pairs), else app-json.
+ * canonical (type, resource and ts as in format v1), klog (text header, or klog JSON: a leaderelection
+ * line, or any with a numeric `ts` and `v`, `caller` and `msg`, and no `level`), Java logging text
+ * (a ZooKeeper server's or a Curator application's log: zookeeper), logfmt (key=value pairs), else
+ * app-json.
  */
 export function autoProfile(options: CompileOptions = {}): Profile {
   const cache = new Map<string, Profile>();
@@ -58,6 +64,8 @@ export function autoProfile(options: CompileOptions = {}): Profile {
   return {
     name: 'auto',
     recipe: { kind: 'auto', options },
+    // One of the inputs may be a ZooKeeper server's log, whose session expiries name no resource.
+    leaseScoped: true,
     detect(firstLine: string): Profile {
       return get(detectProfile(firstLine));
     },
@@ -81,9 +89,14 @@ export function detectProfile(line: string): Exclude<ProfileName, 'auto'> {
     const r = rec as Record<string, unknown>;
     if ('resourceLogs' in r || 'timeUnixNano' in r) return 'otlp-json';
     if (typeof r.type === 'string' && (EVENT_TYPES as readonly string[]).includes(r.type) && typeof r.resource === 'string' && 'ts' in r) return 'canonical';
-    if (typeof r.caller === 'string' && typeof r.msg === 'string' && /leaderelection|lease/i.test(r.caller + ' ' + r.msg)) return 'k8s-leaderelection';
+    if (typeof r.caller === 'string' && typeof r.msg === 'string') {
+      if (/leaderelection|lease/i.test(r.caller + ' ' + r.msg)) return 'k8s-leaderelection';
+      // klog's JSON format (component-base logs/json): epoch-ms `ts`, a verbosity `v` on info lines, no `level`.
+      if (typeof r.ts === 'number' && typeof r.v === 'number' && !('level' in r)) return 'k8s-leaderelection';
+    }
     return 'app-json';
   }
+  if (JAVA_LINE.test(text)) return 'zookeeper';
   if (LOGFMT_LINE.test(text)) return 'logfmt';
   return 'app-json';
 }

@@ -4,13 +4,14 @@
  * and the guards against repeated keys; then, per record, the canonical event or the reason there
  * is none. The types of the mapping language live here too (mapping.ts re-exports them).
  */
-import { defaultObserver, defaultResult, EVENT_TYPES, OBSERVERS, RESULTS, type LockEvent, type Observer } from '../model/event.js';
+import { defaultObserver, defaultResult, EVENT_TYPES, LEASE_SCOPED, OBSERVERS, RESULTS, type LockEvent, type Observer } from '../model/event.js';
+import type { ServiceId } from '../model/services.js';
 import { DURATION_UNITS, parseDuration, parseTimeValue, type TimeFormat } from '../model/time.js';
 import { parseFenceToken } from '../model/token.js';
 import { numberLiteral } from './canonical.js';
 import { MappingError } from './names.js';
 import type { Profile, RecordOrigin } from './types.js';
-import { klogParser, parseLogfmt, type KlogOptions } from './parsers.js';
+import { klogParser, log4jParser, parseLogfmt, type KlogOptions, type Log4jOptions } from './parsers.js';
 import { expandOtlp } from './otlp.js';
 import { keyGuard, repeatedKey } from './scan.js';
 import { DEFAULT_FIELDS, fieldGetters, str, template, type Getter } from './mapping-fields.js';
@@ -19,13 +20,17 @@ import { compileFastMapping } from './fast-mapping.js';
 
 export interface MappingSpec {
   description?: string;
-  parse?: 'json' | 'logfmt' | 'klog';
+  /** The lock service the logs come from (see model/services.ts). */
+  service?: ServiceId;
+  /** Which of its inputs are expected to be mostly lines that are no events (see Profile.sparse). */
+  sparse?: 'text' | 'all';
+  parse?: 'json' | 'logfmt' | 'klog' | 'log4j';
   expand?: 'otlp';
   timestamp?: TimeFormat;
   fields?: Record<string, string | string[]>;
   match: MatchRule[];
   values?: Record<string, Record<string, string>>;
-  normalize?: Record<string, 'etcd-lease' | 'hex' | 'decimal' | 'lower' | 'trim'>;
+  normalize?: Record<string, 'etcd-lease' | 'zk-session' | 'hex' | 'decimal' | 'lower' | 'trim'>;
   defaults?: Record<string, string>;
   carry?: ('resource' | 'ownerId' | 'leaseId')[];
   /** The unit each canonical duration field is logged in (bare numbers): `{ "ttlMs": "s" }`. */
@@ -37,6 +42,8 @@ export type DurationUnit = 'ns' | 'us' | 'µs' | 'ms' | 's' | 'min' | 'h';
 export interface CompileOptions {
   /** For `parse: "klog"`: the year and zone klog text lines lack. */
   klog?: KlogOptions;
+  /** For `parse: "log4j"`: the zone of timestamps written without one. */
+  log4j?: Log4jOptions;
 }
 
 /** The profile a valid mapping `m` describes (compileMapping has checked it against the schema). */
@@ -79,9 +86,9 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
   // Per input: the last value seen of each carried field.
   const carry = m.carry ?? [];
   const carried = new Map<string, Record<string, string>>();
-  const remember = (record: Record<string, unknown>, file: string) => {
+  const remember = (record: Record<string, unknown>, file: string, captured: Record<string, string> | undefined) => {
     for (const field of carry) {
-      const v = str(get(field)(record));
+      const v = captured?.[field] ?? str(get(field)(record));
       if (v === undefined) continue;
       let last = carried.get(file);
       if (last === undefined) carried.set(file, (last = Object.create(null) as Record<string, string>));
@@ -90,7 +97,7 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
   };
   const recall = (field: string, file: string) => carried.get(file)?.[field];
 
-  const parse = m.parse === 'logfmt' ? parseLogfmt : m.parse === 'klog' ? klogParser(options.klog) : undefined;
+  const parse = m.parse === 'logfmt' ? parseLogfmt : m.parse === 'klog' ? klogParser(options.klog) : m.parse === 'log4j' ? log4jParser(options.log4j) : undefined;
   // Top-level keys the mapping reads, guarded against a second copy with another value (JSON.parse
   // keeps the last silently): those the rules test, for every record (a repeated message could
   // hide an event), and every key read as a canonical field, for the records that become events.
@@ -104,14 +111,18 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
   const whenGuard = guarded ? keyGuard([...whenKeys, ...carry.flatMap(fieldKeys)]) : undefined;
   const fullGuard = guarded ? keyGuard([...whenKeys, ...[...candidates.keys()].flatMap(fieldKeys), ...topKeys(placeholders)]) : undefined;
   // The fast path reads JSON lines whose values are the fields as they are (no value maps,
-  // normalisers or carried fields).
+  // normalisers, carried fields, named groups or lease-scoped rules).
+  const plain = rules.every((r) => r.capture === undefined && r.scope === undefined);
   const fastEvent =
-    guarded && carry.length === 0 && m.values === undefined && m.normalize === undefined
+    guarded && plain && carry.length === 0 && m.values === undefined && m.normalize === undefined
       ? compileFastMapping({ candidates, whenPaths: m.match.flatMap((rule) => Object.keys(rule.when)), rules, defaults: m.defaults ?? {}, format, ttlFactor, ttlUnit })
       : undefined;
   return {
     name,
+    service: m.service,
+    sparse: m.sparse,
     recipe: { kind: 'mapping', spec: m, name, options },
+    leaseScoped: rules.some((r) => r.scope === 'lease'),
     parseLine: parse,
     fastEvent,
     expand: m.expand === 'otlp' ? expandOtlp : undefined,
@@ -127,7 +138,9 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
         const dup = repeatedKey(origin.text, record, rule === undefined ? whenGuard! : fullGuard);
         if (dup !== undefined) return dup; // nothing of it is remembered either
       }
-      if (carry.length > 0) remember(record, origin.file);
+      // What the rule's named groups read out of the text: this line's values of those fields.
+      const cap = rule?.capture?.(record);
+      if (carry.length > 0) remember(record, origin.file, cap);
       if (rule === undefined) return null;
       const type = rule.type;
       const set = rule.set;
@@ -138,8 +151,6 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
       const time = rawTs === undefined ? parseTimeValue(origin.wrapperTime, 'rfc3339') : parseTimeValue(rawTs, format);
       if (!time.ok) return time.reason;
 
-      const resource = set.resource ?? mapped(resources, str(gRes(record))) ?? defaults.get('resource')?.(record, origin) ?? recall('resource', origin.file);
-      if (resource === undefined || resource === '') return `no resource (looked in ${resourcePaths})`;
 
       let result = set.result ?? mapped(results, str(gResult(record))) ?? defaults.get('result')?.(record, origin) ?? defaultResult(type);
       if (result === undefined) return `${type} has no result (map one with fields.result, values.result or a rule's set.result)`;
@@ -153,7 +164,7 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
       }
 
       let fenceToken: bigint | undefined;
-      const rawToken = gToken(record);
+      const rawToken = cap?.fenceToken ?? gToken(record);
       if (rawToken !== undefined) {
         const literal = typeof rawToken === 'number' && !Number.isSafeInteger(rawToken) ? literalOf(origin.text, tokenKeys, rawToken) : undefined;
         const t = parseFenceToken(typeof rawToken === 'string' ? rawToken.trim() : rawToken, literal);
@@ -161,7 +172,7 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
         fenceToken = t.value;
       }
       let leaseId: string | undefined;
-      const rawLease = gLease(record);
+      const rawLease = cap?.leaseId ?? gLease(record) ?? recall('leaseId', origin.file);
       if (rawLease !== undefined) {
         if (typeof rawLease === 'number' && !Number.isSafeInteger(rawLease)) {
           const lit = literalOf(origin.text, leaseKeys, rawLease);
@@ -171,8 +182,15 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
         leaseId = norm('leaseId', leaseId);
         if (leaseId === '') return `leaseId ${JSON.stringify(clip(String(rawLease)))} is not a valid ${m.normalize?.leaseId} id`;
       }
+      // A lease-scoped rule's event names no resource: it applies wherever its lease is held.
+      let resource: string | undefined;
+      if (rule.scope === 'lease' && leaseId !== undefined) resource = LEASE_SCOPED;
+      else {
+        resource = set.resource ?? cap?.resource ?? mapped(resources, str(gRes(record))) ?? defaults.get('resource')?.(record, origin) ?? recall('resource', origin.file);
+        if (resource === undefined || resource === '') return `no resource (looked in ${resourcePaths})`;
+      }
       let ttlMs: number | undefined;
-      const rawTtl = gTtl(record);
+      const rawTtl = cap?.ttlMs ?? gTtl(record);
       if (rawTtl !== undefined) {
         // A bare number is in units.ttlMs (default ms); a string may carry its own unit ("2s").
         ttlMs = typeof rawTtl === 'number' ? rawTtl * ttlFactor : typeof rawTtl === 'string' ? (parseDuration(rawTtl, ttlUnit) ?? NaN) : NaN;
@@ -181,10 +199,11 @@ export function compileSpec(m: MappingSpec, name: string, options: CompileOption
       return {
         ts: time.ms,
         type,
-        resource: norm('resource', resource)!,
-        ownerId: norm('ownerId', set.ownerId ?? mapped(owners, str(gOwner(record))) ?? recall('ownerId', origin.file) ?? defaults.get('ownerId')?.(record, origin)),
+        resource: resource === LEASE_SCOPED ? resource : norm('resource', resource)!,
+        // A lease-scoped event's owner is the lease's: only one the line itself names, never the file's default or the last one seen.
+        ownerId: norm('ownerId', set.ownerId ?? cap?.ownerId ?? mapped(owners, str(gOwner(record))) ?? (resource === LEASE_SCOPED ? undefined : (recall('ownerId', origin.file) ?? defaults.get('ownerId')?.(record, origin)))),
         leaseId,
-        operationId: norm('operationId', str(gOp(record))),
+        operationId: norm('operationId', cap?.operationId ?? str(gOp(record))),
         fenceToken,
         ttlMs,
         result,
@@ -210,6 +229,13 @@ function normalizer(how: string): (v: string) => string {
       return (v) => toBig(v, 'hex')?.toString(16) ?? '';
     case 'decimal':
       return (v) => toBig(v, 'decimal')?.toString() ?? '';
+    case 'zk-session':
+      // ZooKeeper session ids are always hex: the server writes 0x%x (0x10000571c0c0000), clients
+      // often the 8 bytes (010000571c0c0000); both become the server's spelling.
+      return (v) => {
+        const n = toBig(v, 'hex');
+        return n === undefined ? '' : '0x' + n.toString(16);
+      };
     default:
       // etcd lease ids: "0x…" or 16 hex digits (%016x in server logs) or decimal; all become decimal.
       return (v) => toBig(v, 'etcd')?.toString() ?? '';

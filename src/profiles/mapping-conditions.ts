@@ -6,7 +6,7 @@
 import { OBSERVERS, RESULTS, type EventType } from '../model/event.js';
 import { MappingError } from './names.js';
 import { pathGetter, type Getter } from './mapping-fields.js';
-import { compileRegex, safeRegex } from './regex.js';
+import { compileRegex, safeRegex, type SafeRegex } from './regex.js';
 
 type Scalar = string | number | boolean | null;
 export type Condition = Scalar | { equals?: Scalar; in?: Scalar[]; regex?: string; flags?: string; exists?: boolean };
@@ -16,7 +16,19 @@ export interface MatchRule {
   when: Record<string, Condition>;
   type: EventType;
   set?: Record<string, string>;
+  /**
+   * `lease`: the event is about a lease (a session), not one resource: it names no resource, and
+   * ends (or renews) its leaseId's lease on every resource that lease holds. Only for keepalive,
+   * expire and revoke; a record without a leaseId is read as an ordinary event.
+   */
+  scope?: 'lease';
 }
+
+/** Event types a lease-scoped rule may give. */
+export const LEASE_SCOPED_TYPES: readonly EventType[] = ['keepalive', 'expire', 'revoke'];
+
+/** Canonical fields a named group of a rule's regular expression may give (`(?<leaseId>…)`). */
+export const CAPTURE_FIELDS = ['resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs'] as const;
 
 type Test = (record: Record<string, unknown>) => boolean;
 
@@ -24,21 +36,52 @@ export interface CompiledRule {
   tests: Test[];
   type: EventType;
   set: Record<string, string>;
+  /** The values of the named groups of its regular expressions, on a record it matched (none: undefined). */
+  capture?: (record: Record<string, unknown>) => Record<string, string>;
+  scope?: 'lease';
 }
 
 /** The rules of `match`, in order; MappingError (through `where`) for a bad condition or `set`, or a rule that can never match. */
 export function compileRules(match: MatchRule[], getters: Map<string, Getter>, where: (p: string) => string): CompiledRule[] {
   const rules: CompiledRule[] = match.map((rule, i) => {
+    const captures: ((record: Record<string, unknown>) => Record<string, string> | undefined)[] = [];
+    const named = new Set<string>();
     const tests = Object.entries(rule.when).map(([path, cond]) => {
       const getter = path.startsWith('@') ? getters.get(path.slice(1)) : pathGetter(path);
       if (getter === undefined) throw new MappingError(where(`/match/${i}/when: "${path}" is not a canonical field (use one of ${[...getters.keys()].map((k) => '@' + k).join(', ')})`));
-      return condition(getter, cond, where(`/match/${i}/when/${path}`));
+      const at = where(`/match/${i}/when/${path}`);
+      const c = condition(getter, cond, at);
+      if (c.re !== undefined && c.re.names.length > 0) {
+        for (const name of c.re.names) {
+          if (!(CAPTURE_FIELDS as readonly string[]).includes(name)) throw new MappingError(`${at}: the named group "${name}" is not a field a group can give (${CAPTURE_FIELDS.join(', ')})`);
+          if (named.has(name)) throw new MappingError(`${at}: the named group "${name}" appears twice in this rule`);
+          named.add(name);
+        }
+        const re = c.re;
+        captures.push((r) => {
+          const v = getter(r);
+          return v === undefined || v === null || typeof v === 'object' ? undefined : re.groups(String(v));
+        });
+      }
+      return c.test;
     });
+    if (rule.scope !== undefined && !LEASE_SCOPED_TYPES.includes(rule.type)) {
+      throw new MappingError(where(`/match/${i}/scope: a ${rule.type} is about one resource; "scope": "lease" is for ${LEASE_SCOPED_TYPES.join(', ')}`));
+    }
     for (const [field, value] of Object.entries(rule.set ?? {})) {
       if (field === 'result' && !RESULTS[rule.type].includes(value)) throw new MappingError(where(`/match/${i}/set/result: "${value}" is not a result of ${rule.type} (${RESULTS[rule.type].join(', ')})`));
       if (field === 'observer' && !(OBSERVERS as readonly string[]).includes(value)) throw new MappingError(where(`/match/${i}/set/observer: "${value}" is not one of ${OBSERVERS.join(', ')}`));
     }
-    return { tests, type: rule.type, set: rule.set ?? {} };
+    const compiled: CompiledRule = { tests, type: rule.type, set: rule.set ?? {} };
+    if (captures.length > 0) {
+      compiled.capture = (r) => {
+        const out = Object.create(null) as Record<string, string>;
+        for (const c of captures) Object.assign(out, c(r));
+        return out;
+      };
+    }
+    if (rule.scope !== undefined) compiled.scope = rule.scope;
+    return compiled;
   });
   // A rule can never match when an earlier rule matches every record it would: each of the
   // earlier rule's conditions is implied by one of its own on the same path.
@@ -52,9 +95,10 @@ export function compileRules(match: MatchRule[], getters: Map<string, Getter>, w
   return rules;
 }
 
-function condition(get: Getter, cond: Condition, where: string): Test {
-  if (cond === null || typeof cond !== 'object') return (r) => same(get(r), cond);
+function condition(get: Getter, cond: Condition, where: string): { test: Test; re?: SafeRegex } {
+  if (cond === null || typeof cond !== 'object') return { test: (r) => same(get(r), cond) };
   const tests: Test[] = [];
+  let compiled: SafeRegex | undefined;
   if (cond.exists !== undefined) {
     const want = cond.exists;
     tests.push((r) => (get(r) !== undefined) === want);
@@ -71,15 +115,15 @@ function condition(get: Getter, cond: Condition, where: string): Test {
     });
   }
   if (cond.regex !== undefined) {
-    const re = safeRegex(cond.regex, cond.flags ?? '', where);
+    const re = (compiled = safeRegex(cond.regex, cond.flags ?? '', where));
     tests.push((r) => {
       const v = get(r);
       if (v === undefined || v === null || typeof v === 'object') return false;
       return re.test(String(v)); // on its first MAX_REGEX_INPUT characters
     });
   } else if (cond.flags !== undefined) throw new MappingError(`${where}: "flags" needs "regex"`);
-  if (tests.length === 1) return tests[0]!;
-  return (r) => tests.every((t) => t(r));
+  if (tests.length === 1) return { test: tests[0]!, re: compiled };
+  return { test: (r) => tests.every((t) => t(r)), re: compiled };
 }
 
 /** Does `general` match every record `specific` matches? (Only sure implications count.) */

@@ -28,6 +28,13 @@ const MAX_PATHS = 1000;
 export interface SafeRegex {
   /** Does the pattern match somewhere in `s` (only its first MAX_REGEX_INPUT characters are read)? */
   test(s: string): boolean;
+  /**
+   * The named groups of the first match in `s` (same bound), each group that took part in it;
+   * undefined when the pattern does not match.
+   */
+  groups(s: string): Record<string, string> | undefined;
+  /** The names of the pattern's named groups (`(?<name>…)`), in order. */
+  readonly names: readonly string[];
   /** Which engine runs it. */
   readonly engine: 'v8' | 're2';
 }
@@ -76,7 +83,19 @@ export function compileRegex(source: string, flags: string, where: string): Safe
       `${where}: regular expression ${JSON.stringify(source)} uses ${err.message}, which cannot be matched in linear time; rewrite it without (see "Mapping files" in the README)`,
     );
   }
-  if (linear) return { engine: 'v8', test: (s) => v8.test(clipped(s)) };
+  const names = groupNames(source);
+  if (linear) {
+    return {
+      engine: 'v8',
+      names,
+      test: (s) => v8.test(clipped(s)),
+      groups: (s) => {
+        const m = v8.exec(clipped(s));
+        if (m === null) return undefined;
+        return present(names, (n) => m.groups?.[n]);
+      },
+    };
+  }
   let re2: RE2JS;
   try {
     re2 = RE2().compile(RE2().translateRegExp(source), re2Flags(flags));
@@ -85,7 +104,43 @@ export function compileRegex(source: string, flags: string, where: string): Safe
       `${where}: regular expression ${JSON.stringify(source)} could backtrack for a long time, so it runs on the linear-time engine (RE2), which cannot read it: ${(err as Error).message}`,
     );
   }
-  return { engine: 're2', test: (s) => re2.test(clipped(s)) };
+  return {
+    engine: 're2',
+    names,
+    test: (s) => re2.test(clipped(s)),
+    groups: (s) => {
+      const m = re2.matcher(clipped(s));
+      if (!m.find()) return undefined;
+      return present(names, (n) => m.group(n) ?? undefined);
+    },
+  };
+}
+
+/** The names of `(?<name>…)` groups in a pattern (escapes and classes skipped). */
+function groupNames(source: string): string[] {
+  const out: string[] = [];
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') i++;
+    else if (inClass) inClass = c !== ']';
+    else if (c === '[') inClass = true;
+    else if (c === '(' && source[i + 1] === '?' && source[i + 2] === '<' && source[i + 3] !== '=' && source[i + 3] !== '!') {
+      const end = source.indexOf('>', i + 3);
+      if (end !== -1) out.push(source.slice(i + 3, end));
+    }
+  }
+  return out;
+}
+
+/** The groups that took part in a match (a group of an alternative not taken has no value). */
+function present(names: readonly string[], get: (name: string) => string | undefined): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  for (const n of names) {
+    const v = get(n);
+    if (v !== undefined) out[n] = v;
+  }
+  return out;
 }
 
 /**

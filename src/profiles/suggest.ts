@@ -102,7 +102,8 @@ const IGNORE = /^ (attempting|attempt|trying|try|waiting|wait|will|about to|requ
 const KEEPALIVE = W('keepalive|keep alive|keepalives|renew|renewed|renewal|renewing|renews|heartbeat|heartbeats|refresh|refreshed|extend|extended|extension|ttl refreshed');
 const REVOKE = W('revoke|revoked|revoking');
 const RELEASE = W('release|released|releasing|unlock|unlocked|unlocking');
-const RELEASE_REJECTED = W('rejected|refused|denied|failed|not|mismatch');
+/** "Unable to fully release the lock on resource …" is node-redlock's refusal (the lock was not the caller's any more). */
+const RELEASE_REJECTED = W('rejected|refused|denied|failed|not|mismatch|unable|cannot|could not');
 const WRITE = W('write|wrote|written|writing|update|updated|updating|put|post|posted|commit|committed|store|stored|save|saved|apply|applied|insert|inserted|upsert|upserted|persist|persisted');
 const STALE = W('stale|fenced|fenced off|outdated|superseded|conflict|old token|old revision|old fence|older token');
 const REJECTED = W('rejected|refused|denied|declined');
@@ -116,6 +117,9 @@ const ACCEPTED = W('accepted|applied|committed|ok|success|succeeded|stored|saved
 const BUSY = W('busy|contended|contention|already locked|already held|held by|lock held|is held|locked by|not acquired|failed to acquire|could not acquire|cannot acquire|unavailable|already taken|occupied');
 const EXPIRE = W('expire|expired|expires|expiry|expiring|lost|session expired|lease timeout|timed out');
 const ACQUIRE = W('acquire|acquired|granted|obtained|got lock|got the lock|took lock|took the lock|locked|lock key created|key created|became leader|elected|holding lock');
+
+/** klog's caller field of client-go's leader election: `leaderelection.go:297` (text), `leaderelection/leaderelection.go:297` (JSON). */
+const CLIENT_GO = /(^|\/)leaderelection\.go:\d+$/;
 
 /** What a phrase (a type value or a message) says happened, if it names a lock or write step. */
 export function classifyPhrase(value: string): PhraseClass | undefined {
@@ -138,8 +142,9 @@ export function classifyPhrase(value: string): PhraseClass | undefined {
   }
   // A refused write that names no write verb: "Stale epoch, snapshot discarded".
   if (!LOCK_WORD.test(p) && (STALE.test(p) || (TOKEN_WORD.test(p) && REFUSED_TOKEN.test(p)))) return { type: 'write', result: 'rejected-stale-fence' };
-  // "held by X expired at …; taking over": the other holder's lease ended (past tense wins over "held by").
-  if (W('expired|lost').test(p)) return { type: 'expire' };
+  // "held by X expired at …; taking over": the other holder's lease ended (past tense wins over "held by"),
+  // but not "is held by X and has not yet expired" (client-go's busy line).
+  if (W('expired|lost').test(p) && !W('not yet expired|not expired').test(p)) return { type: 'expire' };
   if (BUSY.test(p)) return { type: 'acquire', result: 'busy' };
   if (EXPIRE.test(p)) return { type: 'expire' };
   if (ACQUIRE.test(p)) return { type: 'acquire' };
@@ -197,7 +202,8 @@ export function classifyObserver(raw: string): 'authority' | 'worker' | 'resourc
 function shapeOf(firstLine: string): Shape {
   switch (detectProfile(firstLine)) {
     case 'k8s-leaderelection':
-      return firstLine.trim().startsWith('{') ? 'json' : 'klog';
+      // klog text or klog JSON: the klog parser reads both (and the lease name in printf-style messages).
+      return 'klog';
     case 'logfmt':
       return 'logfmt';
     case 'otlp-json':
@@ -260,7 +266,7 @@ function readSample(files: readonly SampleFile[], klog: KlogOptions | undefined,
 }
 
 function describeShape(s: Shape): string {
-  return s === 'json' ? 'JSON lines' : s === 'logfmt' ? 'logfmt' : s === 'klog' ? 'klog text' : 'OTLP/JSON';
+  return s === 'json' ? 'JSON lines' : s === 'logfmt' ? 'logfmt' : s === 'klog' ? 'klog (text or JSON)' : 'OTLP/JSON';
 }
 
 function statsOf(samples: readonly Sample[]): Map<string, PathStats> {
@@ -495,7 +501,9 @@ export function suggestMapping(files: readonly SampleFile[], options: { klog?: K
     for (const f of phraseFields) {
       const v = s.flat.get(f.st.path);
       if (typeof v !== 'string') continue;
-      const c = classifyPhrase(v);
+      let c = classifyPhrase(v);
+      // client-go stops leading right after "failed to renew lease" (renew returns, OnStoppedLeading runs): it ends the hold.
+      if (c?.type === 'keepalive' && shape === 'klog' && CLIENT_GO.test(String(s.flat.get('caller') ?? '')) && /^failed to renew lease\b/i.test(v)) c = { type: 'expire' };
       if (c !== undefined) {
         classOf[i] = { ...c, field: f.st.path, value: v };
         eventIdx.push(i);
@@ -503,6 +511,9 @@ export function suggestMapping(files: readonly SampleFile[], options: { klog?: K
       }
     }
   });
+  if (shape === 'klog' && samples.some((x) => CLIENT_GO.test(String(x.flat.get('caller') ?? '')))) {
+    notes.push('client-go leader election lines (leaderelection.go): `--profile k8s-leaderelection` reads them without a mapping');
+  }
   if (eventIdx.length === 0) {
     questions.push('no record was recognised as a lock or write event (no field or message value reads like acquire, keepalive, expire, release or write): write the match rules by hand');
   }
@@ -659,6 +670,13 @@ export function suggestMapping(files: readonly SampleFile[], options: { klog?: K
     notes.push(`clock domain (source): ${q(hostPath)}`);
   }
   const ownerPaths = choose('ownerId', OWNER_SCORE, isId, 7);
+  // A holder named only on busy lines is the one in the way ("is held by X"), not the one asking.
+  const grants = eventIdx.filter((i) => classOf[i]!.type === 'acquire' && classOf[i]!.result === undefined);
+  if (ownerPaths.length > 0 && grants.length > 0 && !grants.some((i) => ownerPaths.some((p) => samples[i]!.flat.has(p)))) {
+    questions.push(`${list(ownerPaths)} appears on busy answers only, never on a grant: it names the current holder, not the worker asking, so it is not taken as the owner; set fields.ownerId if a field names the worker`);
+    delete fields.ownerId;
+    ownerPaths.length = 0;
+  }
   if (ownerPaths.length > 0) notes.push(`owner: ${list(ownerPaths)}`);
   else if (hostPath !== undefined) {
     const pid = [...ev.values()].find((st) => st.words.length === 1 && st.words[0] === 'pid' && st.count >= evCount * 0.9);
@@ -761,7 +779,21 @@ export function suggestMapping(files: readonly SampleFile[], options: { klog?: K
       if (!g.records.every(told)) {
         questions.push(`writes with ${q(g.field)} ${list(g.values.slice(0, 6))}${g.values.length > 6 ? ', …' : ''} carry no result or row count, so they are ignored: if they are decisions, which canonical result (${RESULTS.write.join(', ')})? Add a match rule with set.result`);
       }
-    } else rule({}, g.result);
+    } else {
+      // Records with no result field whose message states one (node-redlock's "Unable to fully
+      // release the lock on resource …" beside `step: release`): a rule of their own, first.
+      if (g.result === undefined && messagePath !== undefined && g.field !== messagePath) {
+        const stated = new Map<string, string>();
+        for (const i of g.records) {
+          if (resultField !== undefined && resultPaths.some((p) => samples[i]!.flat.has(p))) continue;
+          const m = samples[i]!.flat.get(messagePath);
+          const c = typeof m === 'string' ? classifyPhrase(m) : undefined;
+          if (c !== undefined && c.type === g.type && c.result !== undefined) stated.set(m as string, c.result);
+        }
+        for (const [m, result] of stated) rule({ '@message': m }, result);
+      }
+      rule({}, g.result);
+    }
   }
   for (const [k, raws] of unanswered) questions.push(`result values ${list([...raws])} of ${list(resultPaths)} on ${k} Map them with a rule's set.result (these events are reported invalid until then)`);
 

@@ -1,4 +1,6 @@
 import type { LockEvent } from '../model/event.js';
+import type { KeyLook } from './canonical-key.js';
+import type { ServiceId } from '../model/services.js';
 
 /** Where a record came from. */
 export interface RecordOrigin {
@@ -26,6 +28,20 @@ export interface RecordOrigin {
 export interface Profile {
   readonly name: string;
   /**
+   * The lock service this profile's inputs come from, when it declares one (a mapping's
+   * `service`): a fact about each input it reads (FileSummary.service), which rules read through
+   * RuleContext.service; never a field of the events.
+   */
+  readonly service?: ServiceId;
+  /**
+   * The kind of input this profile reads in which most lines are expected to be no events — a
+   * server's or an application's own log, where the lines it reads are few among the others:
+   * `text`, an input whose first line is not a JSON object (a text log, for a parser of text
+   * lines); `all`, every input. Such an input is marked `sparse` (FileSummary.sparse), and its
+   * ignored lines are not taken as a sign of a wrong profile (verdict reason `mostly-unread`).
+   */
+  readonly sparse?: 'text' | 'all';
+  /**
    * How a line becomes a record; default JSON.parse. Returns a string: the reason it is invalid.
    * `wrapperTime` is the container wrapper's time of the line, if any (klog text takes its year).
    */
@@ -46,7 +62,18 @@ export interface Profile {
    * as fastEvent. It must not keep `bytes`.
    */
   readonly fastBytes?: (bytes: Uint8Array, start: number, end: number, origin: RecordOrigin) => LockEvent | undefined;
+  /**
+   * Optional partition key reader (`--partition`, README "Scaling out"): the resource key, time
+   * and source of the line at bytes [start, end), read without parsing the line, into `out`; false
+   * when only the full parse can tell. When the line is an event, they must be the event's.
+   */
+  readonly partitionKey?: (bytes: Uint8Array, start: number, end: number, out: KeyLook) => boolean;
   toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null;
+  /**
+   * It may give lease-scoped events (resource LEASE_SCOPED: a session or lease ended wherever it
+   * is held): the engine then keeps an index of which resources each lease holds.
+   */
+  readonly leaseScoped?: boolean;
   /** For `auto`: the profile to use for an input, from its first non-blank line. */
   readonly detect?: (firstLine: string) => Profile;
   /**

@@ -1,45 +1,51 @@
 /**
- * One self-contained HTML file: inline CSS and SVG, no scripts, no network (a CSP forbids both).
- * Swimlanes per resource (one lane per owner): lease bars from grant to end (logged ends solid,
- * inferred ends dashed), keepalive ticks, writes coloured by result and labelled with their token;
- * the events findings are about are ringed in red and link to the finding. Every piece of log
- * content goes through escapeHtml.
+ * One self-contained HTML file, strict and offline: inline CSS and one inline script, each allowed
+ * by its sha256 hash in the Content-Security-Policy (nothing else runs, nothing is fetched). The
+ * script is a constant (src/report/client/page.js); everything about the incident is data, in JSON
+ * blocks it reads (html-data.ts). It draws each resource's card when it scrolls into view: the
+ * picture (see picture.ts) opened on the findings' evidence, with details of every mark on hover,
+ * focus or click, then each finding's story and evidence next to it. Filters by rule, severity,
+ * certainty and readiness, and a search by resource. What is written as HTML here (headline,
+ * what was left out, readiness, input health) goes through escapeHtml.
  */
-import { byReadiness, type Finding, type Report, type ResourceTimelineView, type TimelineEvent } from '../model/report.js';
+import { createHash } from 'node:crypto';
+import { byReadiness, READINESS, SEVERITIES, type Report } from '../model/report.js';
+import { SCRIPT } from '../generated/html-page.js';
 import { gather } from './chunks.js';
 import { escapeHtml as h } from './escape.js';
 import { readinessCounts } from './headline.js';
-import { relative, renderStory } from './story.js';
-import { minOf, maxOf } from '../model/stats.js';
+import { cardsOf, dataBlocks, ruleTexts } from './html-data.js';
+import { GEOMETRY } from './picture.js';
 
-const W = 960; // drawing width
-const LEFT = 150; // lane label width
-const LANE = 46;
-const TOP = 26;
-
-const COLOR = {
-  accepted: '#2e7d32',
-  'rejected-stale-fence': '#1565c0',
-  rejected: '#ef6c00',
-  error: '#ef6c00',
-  timeout: '#8d6e63',
-} as Record<string, string>;
+/** Readiness rows written in the page (the cards and the JSON report have every resource). */
+const READINESS_ROWS = 200;
 
 export function renderHtml(report: Report): string {
   return [...renderHtmlChunks(report)].join('');
 }
 
-/** The same HTML in pieces of bounded size: a finding's evidence and a timeline's marks are written one by one. */
+/** The same HTML in pieces of bounded size: a card, a row, a slice of a data block at a time. */
 export function renderHtmlChunks(report: Report): Generator<string> {
   return gather(htmlPieces(report));
 }
 
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+let csp: string | undefined;
+/** The policy: the page's own script and style by hash, images only as data: URLs, nothing else. */
+export function contentSecurityPolicy(): string {
+  csp ??= `default-src 'none'; script-src ${sha256(SCRIPT)}; style-src ${sha256(CSS)}; img-src data:; base-uri 'none'; form-action 'none'`;
+  return csp;
+}
+
 function* htmlPieces(report: Report): Generator<string> {
   const s = report.summary;
+  const cards = cardsOf(report);
+  const cardOf = new Map(cards.map((c) => [c.summary.resource, c.id]));
   yield `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="${contentSecurityPolicy()}">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>stalewrite report: ${s.verdict}</title>
 <style>${CSS}</style></head><body>`;
   yield `\n<header><h1>stalewrite report: <span class="v-${s.verdict}">${s.verdict.toUpperCase()}</span></h1>
@@ -50,195 +56,152 @@ function* htmlPieces(report: Report): Generator<string> {
     for (const r of s.reasons) yield `<li>${h(r.message)}</li>`;
     yield `</ul>`;
   }
+  const left = leftOut(report, cards.filter((c) => c.view !== undefined && c.view.omitted > 0).length);
+  if (left.length > 0) {
+    yield `\n<div class="left-out" id="left-out"><b>Left out of this page:</b><ul>`;
+    for (const l of left) yield `<li>${l}</li>`;
+    yield `</ul></div>`;
+  }
   yield `
-<nav><b>Index:</b> <a href="#readiness">Readiness</a> · <a href="#timelines">Timelines</a> · <a href="#findings">Findings</a> · <a href="#input">Input health</a></nav></header>`;
+<nav><b>Index:</b> <a href="#readiness">Readiness</a> · <a href="#incidents">Resources and findings</a> · <a href="#input">Input health</a></nav></header>`;
 
-  yield `\n<section id="readiness"><h2>Readiness</h2><table><thead><tr><th>resource</th><th>readiness</th><th>highest accepted token</th><th>findings</th><th>why</th></tr></thead><tbody>`;
+  yield `\n<section id="readiness"><h2>Readiness</h2><div class="scroll"><table><thead><tr><th>resource</th><th>readiness</th><th>highest accepted token</th><th>findings</th><th>why</th></tr></thead><tbody>`;
   const resources = report.resources.slice().sort(byReadiness);
-  const laneIds = new Map((report.timelines ?? []).map((t, i) => [t.resource, `lane-${i + 1}`]));
-  for (const r of resources.slice(0, 200)) {
-    const name = laneIds.has(r.resource) ? `<a href="#${laneIds.get(r.resource)}">${h(r.resource)}</a>` : h(r.resource);
-    yield `\n<tr><td>${name}</td><td class="v-${r.readiness}">${r.readiness}</td><td>${h(r.highestAcceptedToken ?? '–')}</td><td>${r.findings}</td><td>${h(r.reason)}</td></tr>`;
+  for (const r of resources.slice(0, READINESS_ROWS)) {
+    const id = cardOf.get(r.resource);
+    const name = id !== undefined ? `<a href="#${id}">${h(r.resource)}</a>` : h(r.resource);
+    yield `\n<tr><td class="nw">${name}</td><td class="v-${r.readiness}">${r.readiness}</td><td class="nw">${h(r.highestAcceptedToken ?? '–')}</td><td>${r.findings}</td><td>${h(r.reason)}</td></tr>`;
   }
-  yield `\n</tbody></table>${resources.length > 200 ? `<p class="note">${resources.length - 200} more resources are not listed (see the JSON report).</p>` : ''}</section>`;
+  yield `\n</tbody></table></div>${resources.length > READINESS_ROWS ? `<p class="note">${resources.length - READINESS_ROWS} more resources are not listed here (the JSON report lists every one; resources with findings have their cards below).</p>` : ''}</section>`;
 
-  yield `\n<section id="timelines"><h2>Timelines</h2>`;
-  yield `\n<p class="legend"><span class="sw acc"></span>accepted <span class="sw stale"></span>rejected-stale-fence <span class="sw rej"></span>rejected / error <span class="sw to"></span>timeout (#n: token) ▲ acquire ◇ expire/revoke ■ release <span class="sw ring"></span>what a finding is about <span class="bar"></span>lease <span class="bar inf"></span>lease end inferred from TTL <span class="bar open"></span>no end known</p>`;
-  const timelines = report.timelines ?? [];
-  if (timelines.length === 0) yield `\n<p class="note">No resource to draw${report.timelines === undefined ? '' : ' (only resources with findings are drawn by default; use --all-resources)'}.</p>`;
-  for (let i = 0; i < timelines.length; i++) {
-    yield '\n';
-    yield* lane(timelines[i]!, `lane-${i + 1}`);
-  }
-  if ((report.timelinesOmitted ?? 0) > 0) yield `\n<p class="note">${report.timelinesOmitted} more resources are not drawn (raise --max-drawn).</p>`;
-  yield `\n</section>`;
-
-  yield `\n<section id="findings"><h2>Findings</h2>`;
-  if (report.findings.length === 0) yield `\n<p>No findings.</p>`;
-  else {
-    yield `\n<ul class="toc">`;
-    for (const f of report.findings) yield `\n<li><a href="#${f.id}">${f.id}</a> <span class="sev-${f.severity}">${f.severity}</span> <code>${h(f.rule)}</code> on ${h(f.resource)}</li>`;
-    yield `\n</ul>`;
-    for (const f of report.findings) {
-      yield '\n';
-      yield* finding(f, laneIds.get(f.resource));
-    }
-  }
-  if (s.findingsOmitted > 0) yield `\n<p class="note">${s.findingsOmitted} more findings are not listed (raise --max-findings).</p>`;
-  yield `\n</section>`;
+  yield `\n<section id="incidents"><h2>Resources and findings</h2>`;
+  yield `\n<noscript><p class="warn">This page draws its timelines and findings with its own inline script, which is not running here. Open the file in a browser with scripts allowed, or read the same findings with <code>--format markdown</code>.</p></noscript>`;
+  yield filters(report, cards.length);
+  yield LEGEND;
+  if (cards.length === 0) yield `\n<p class="note">No resource to show: no findings${report.timelines === undefined ? '' : ', and only resources with findings are drawn (use --all-resources to draw every resource)'}.</p>`;
+  yield `\n<div id="cards" data-cards="${cards.length}"></div></section>`;
 
   const i = report.input;
-  yield `\n<section id="input"><h2>Input health</h2><p>${i.lines} lines = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid${i.joined > 0 ? ` + ${i.joined} joined (partial container log lines)` : ''}${i.duplicates > 0 ? ` + ${i.duplicates} duplicates (copies of events already read, counted once)` : ''}</p><table><thead><tr><th>file</th><th>lines</th><th>events</th><th>blank</th><th>ignored</th><th>invalid</th></tr></thead><tbody>`;
-  for (const f of i.files) yield `\n<tr><td>${h(f.file)}${f.sameAs !== undefined ? ` (the same file as ${h(f.sameAs)}, read once)` : ''}${f.error !== undefined ? ` <span class="sev-error">read stopped early: ${h(f.error)}</span>` : ''}</td><td>${f.lines}</td><td>${f.events}</td><td>${f.blank}</td><td>${f.ignored}</td><td>${f.invalid}</td></tr>`;
-  yield `\n</tbody></table>`;
+  yield `\n<section id="input"><h2>Input health</h2><p>${i.lines} lines = ${i.events} events + ${i.blank} blank + ${i.ignored} ignored + ${i.invalid} invalid${i.joined > 0 ? ` + ${i.joined} joined (partial container log lines)` : ''}${i.duplicates > 0 ? ` + ${i.duplicates} duplicates (copies of events already read, counted once)` : ''}</p><div class="scroll"><table><thead><tr><th>file</th><th>lines</th><th>events</th><th>blank</th><th>ignored</th><th>invalid</th></tr></thead><tbody>`;
+  for (const f of i.files) yield `\n<tr><td class="nw">${h(f.file)}${f.sameAs !== undefined ? ` (the same file as ${h(f.sameAs)}, read once)` : ''}${f.error !== undefined ? ` <span class="sev-error">read stopped early: ${h(f.error)}</span>` : ''}</td><td>${f.lines}</td><td>${f.events}</td><td>${f.blank}</td><td>${f.ignored}</td><td>${f.invalid}</td></tr>`;
+  yield `\n</tbody></table></div>`;
   if (i.problems.length > 0) {
     yield `\n<ul class="problems">`;
     for (const p of i.problems.slice(0, 50)) yield `\n<li><code>${h(p.file)}:${p.line}</code> ${h(p.reason)}</li>`;
     yield `\n</ul>`;
     if (i.invalid > Math.min(50, i.problems.length)) yield `\n<p class="note">${i.invalid - Math.min(50, i.problems.length)} more invalid lines.</p>`;
   }
-  yield `\n</section><footer>stalewrite ${h(report.tool.version)}</footer></body></html>\n`;
+  yield `\n</section><footer>stalewrite ${h(report.tool.version)}</footer>`;
+  const notDrawn = report.timelines === undefined ? 'Not drawn: this report was made without event histories (analyze with timelines, as -f html does).' : 'Not drawn: past --max-drawn, or its history was not captured (see "Left out" at the top).';
+  yield* dataBlocks(cards, { geometry: GEOMETRY, verdict: s.verdict, short: shortNames(report) }, notDrawn, ruleTexts(report.findings));
+  yield `\n<script>${SCRIPT}</script>\n</body></html>\n`;
 }
 
-function* finding(f: Finding, laneId: string | undefined): Generator<string> {
-  yield `<article id="${f.id}" class="finding f-${f.severity}">
-<h3>${f.id} <code>${h(f.rule)}</code> on ${laneId !== undefined ? `<a href="#${laneId}">${h(f.resource)}</a>` : h(f.resource)} <small class="sev-${f.severity}">${f.severity}, ${f.certainty}</small></h3>
-<p>${h(f.message)}</p>${f.uncertainty !== undefined ? `\n<p class="note">Certainty ${f.certainty}: ${h(f.uncertainty.decide)}</p>` : ''}
-<pre class="story">`;
-  const story = renderStory(f);
-  for (let k = 0; k < story.length; k++) yield (k > 0 ? '\n' : '') + h(story[k]!);
-  yield `</pre>
-<table class="row"><tr><th>symptom</th><td>${h(f.symptom)}</td></tr><tr><th>cause</th><td>${h(f.cause)}</td></tr><tr><th>check</th><td>${h(f.check)}</td></tr><tr><th>action</th><td>${h(f.action)}</td></tr></table>
-<table><thead><tr><th>where</th><th>role</th><th>ts</th><th>type</th><th>owner</th><th>lease</th><th>token</th><th>result</th></tr></thead><tbody>`;
-  for (const e of f.evidence) yield `<tr${e.decisive ? ' class="decisive"' : ''}><td><code>${h(`${e.file}:${e.line}`)}</code>${e.inferred ? ' (inferred)' : ''}</td><td>${h(e.role)}</td><td>${h(e.ts)}</td><td>${h(e.type)}</td><td>${h(e.ownerId ?? '')}</td><td>${h(e.leaseId ?? '')}</td><td>${h(e.fenceToken ?? '')}</td><td>${h(e.result)}</td></tr>`;
-  yield `</tbody></table>
-</article>`;
+/** Input files by their base names, when no two share one (the full path stays in the title and the tooltip). */
+function shortNames(report: Report): Record<string, string> {
+  const base = (f: string) => f.slice(f.lastIndexOf('/') + 1);
+  const names = report.input.files.map((f) => f.file);
+  const bases = new Set(names.map(base));
+  if (bases.size !== names.length) return {};
+  return Object.fromEntries(names.filter((f) => base(f) !== f && base(f) !== '').map((f) => [f, base(f)]));
 }
 
-interface LeaseBar {
-  lane: number;
-  from: number;
-  to: number;
-  end: 'logged' | 'inferred' | 'open';
-  label: string;
-  keepalives: { t: number; ok: boolean }[];
+/** Everything the page leaves out, each with the option that would bring it in. */
+function leftOut(report: Report, thinned: number): string[] {
+  const out: string[] = [];
+  const s = report.summary;
+  if (s.findingsOmitted > 0) out.push(`${s.findingsOmitted} more finding${s.findingsOmitted === 1 ? ' is' : 's are'} not listed (raise --max-findings); ${report.findings.length} are.`);
+  const omitted = report.timelinesOmitted ?? 0;
+  if (omitted > 0) out.push(`${omitted} more resource${omitted === 1 ? ' is' : 's are'} not drawn (raise --max-drawn). Their findings are still listed.`);
+  if (report.timelines !== undefined) {
+    const drawn = report.timelines.length + omitted;
+    const quiet = report.resources.filter((r) => r.findings === 0).length;
+    const cited = new Set(report.findings.map((f) => f.resource));
+    const quietDrawn = report.timelines.filter((t) => !cited.has(t.resource)).length;
+    // None drawn and none past the cap: --all-resources was off.
+    if (quiet > 0 && quietDrawn === 0 && omitted === 0 && drawn < report.resources.length) out.push(`${quiet} resource${quiet === 1 ? '' : 's'} without findings ${quiet === 1 ? 'is' : 'are'} not drawn (add --all-resources).`);
+  } else out.push('No timelines: this report was made without event histories.');
+  if (thinned > 0) out.push(`In ${thinned} drawn resource${thinned === 1 ? '' : 's'}, events in the middle of a long history were not kept (each keeps its first and latest events, 1000 by default); stalewrite timeline RESOURCE --max-events N lists more.`);
+  if (report.resources.length > READINESS_ROWS) out.push(`The readiness table lists the ${READINESS_ROWS} worst of ${report.resources.length} resources (--format json lists all).`);
+  if (s.untrackedEvents > 0) out.push(`${s.untrackedEvents} events of resources past --max-resources were counted but not analysed (raise --max-resources).`);
+  return out;
 }
 
-/** One resource's swimlanes as inline SVG, an element at a time. */
-function* lane(t: ResourceTimelineView, id: string): Generator<string> {
-  const events = t.events.map((e) => ({ e, ms: Date.parse(e.ts) }));
-  const t0 = minOf(events.map((x) => x.ms));
-  const t1 = maxOf(events.map((x) => x.ms));
-  const span = Math.max(1, t1 - t0);
-  const x = (ms: number) => LEFT + 10 + ((ms - t0) / span) * (W - LEFT - 40);
-
-  // Owners of leases, so lock events without an owner land in the right lane.
-  const leaseOwner = new Map<string, string>();
-  for (const { e } of events) if (e.type === 'acquire' && e.ownerId !== undefined && e.leaseId !== undefined) leaseOwner.set(e.leaseId, e.ownerId);
-  const ownerOf = (e: TimelineEvent) => e.ownerId ?? (e.leaseId !== undefined ? leaseOwner.get(e.leaseId) : undefined) ?? (e.type === 'write' ? '(no owner)' : 'authority');
-  const lanes: string[] = [];
-  for (const { e } of events) {
-    const o = ownerOf(e);
-    if (!lanes.includes(o)) lanes.push(o);
-  }
-  const laneOf = (e: TimelineEvent) => lanes.indexOf(ownerOf(e));
-  const y = (i: number) => TOP + i * LANE;
-
-  // Lease bars: grant → first matching end; else last renewal + ttl (inferred); else open.
-  const bars: LeaseBar[] = [];
-  const open = new Map<string, { bar: LeaseBar; ttl?: number; lastRenew: number }>();
-  const keyOf = (e: TimelineEvent) => e.leaseId ?? (e.fenceToken !== undefined ? `#${e.fenceToken}` : e.ownerId !== undefined ? `@${e.ownerId}` : undefined);
-  for (const { e, ms } of events) {
-    const key = keyOf(e);
-    if (e.type === 'acquire' && e.result === 'granted' && key !== undefined) {
-      const bar: LeaseBar = { lane: laneOf(e), from: ms, to: ms, end: 'open', label: [e.leaseId, e.fenceToken !== undefined ? `token ${e.fenceToken}` : undefined].filter(Boolean).join(', '), keepalives: [] };
-      bars.push(bar);
-      open.set(key, { bar, ttl: e.ttlMs, lastRenew: ms });
-    } else if (key !== undefined && open.has(key)) {
-      const o = open.get(key)!;
-      if (e.type === 'keepalive') {
-        o.bar.keepalives.push({ t: ms, ok: e.result === 'ok' });
-        if (e.result === 'ok') {
-          o.lastRenew = ms;
-          if (e.ttlMs !== undefined) o.ttl = e.ttlMs;
-        }
-      } else if (e.type === 'expire' || e.type === 'revoke' || (e.type === 'release' && e.result === 'released')) {
-        o.bar.to = ms;
-        o.bar.end = 'logged';
-        open.delete(key);
-      }
-    }
-  }
-  for (const o of open.values()) {
-    if (o.ttl !== undefined) {
-      o.bar.to = Math.min(o.lastRenew + o.ttl, t1 + span * 0.05);
-      o.bar.end = 'inferred';
-    } else o.bar.to = t1;
-  }
-
-  const height = TOP + lanes.length * LANE + 24;
-  yield `<div class="res" id="${id}"><h3>${h(t.resource)} <span class="v-${t.readiness}">${t.readiness}</span></h3>${t.omitted > 0 ? `<p class="note">${t.omitted} events in the middle of this history are not drawn.</p>` : ''}`;
-  yield `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${height}" viewBox="0 0 ${W} ${height}" role="img" aria-label="timeline of ${h(t.resource)}">`;
-  for (let i = 0; i < lanes.length; i++) {
-    yield `<rect x="0" y="${y(i) - 4}" width="${W}" height="${LANE - 4}" class="lane${i % 2}"/>`;
-    yield `<text x="6" y="${y(i) + 20}" class="lname">${h(clip(lanes[i]!, 22))}</text>`;
-  }
-  for (const b of bars) {
-    const cls = b.end === 'inferred' ? 'lease inf' : b.end === 'open' ? 'lease open' : 'lease';
-    yield `<rect x="${x(b.from).toFixed(1)}" y="${y(b.lane) + 22}" width="${Math.max(2, x(b.to) - x(b.from)).toFixed(1)}" height="10" class="${cls}"><title>${h(b.label)}: ${b.end === 'logged' ? 'end logged' : b.end === 'inferred' ? 'end inferred (last renewal + ttl)' : 'no end known'}</title></rect>`;
-    if (b.end === 'inferred') yield `<line x1="${x(b.to).toFixed(1)}" x2="${x(b.to).toFixed(1)}" y1="${y(b.lane) + 18}" y2="${y(b.lane) + 36}" class="infend"/>`;
-    for (const k of b.keepalives) yield `<line x1="${x(k.t).toFixed(1)}" x2="${x(k.t).toFixed(1)}" y1="${y(b.lane) + 20}" y2="${y(b.lane) + 34}" class="${k.ok ? 'ka' : 'ka failed'}"><title>keepalive ${k.ok ? 'ok' : 'failed'}</title></line>`;
-  }
-  for (const { e, ms } of events) {
-    const cx = x(ms).toFixed(1);
-    const cy = y(laneOf(e)) + 12;
-    const tip = `${e.file}:${e.line} ${e.ts} ${e.type} ${e.result}${e.fenceToken !== undefined ? ` token=${e.fenceToken}` : ''}${e.leaseId !== undefined ? ` lease=${e.leaseId}` : ''}${e.highestAccepted !== undefined ? ` highest=${e.highestAccepted}` : ''}`;
-    let mark = '';
-    if (e.type === 'write') {
-      mark = `<circle cx="${cx}" cy="${cy}" r="6" fill="${COLOR[e.result] ?? '#757575'}" class="write"/>` + `<text x="${cx}" y="${cy - 9}" class="tok">${h(e.fenceToken !== undefined ? `#${clip(e.fenceToken, 12)}` : 'no token')}</text>`;
-    } else if (e.type === 'release') {
-      mark = `<rect x="${(Number(cx) - 5).toFixed(1)}" y="${cy - 5}" width="10" height="10" class="${e.result === 'released' ? 'rel' : 'rel rejected'}"/>`;
-    } else if (e.type === 'acquire') {
-      mark = e.result === 'busy' ? `<text x="${cx}" y="${cy + 4}" class="busy">×</text>` : `<polygon points="${cx},${cy - 6} ${(Number(cx) + 6).toFixed(1)},${cy + 5} ${(Number(cx) - 6).toFixed(1)},${cy + 5}" class="acq"/>`;
-    } else if (e.type === 'expire' || e.type === 'revoke') {
-      mark = `<polygon points="${cx},${cy - 6} ${(Number(cx) + 6).toFixed(1)},${cy} ${cx},${cy + 6} ${(Number(cx) - 6).toFixed(1)},${cy}" class="exp"/>`;
-    } else continue; // keepalives are ticks on the bar
-    let ring = '';
-    if (e.decisiveFor !== undefined) ring = `<circle cx="${cx}" cy="${cy}" r="10" class="ring"/>`;
-    const target = e.decisiveFor?.[0] ?? e.findings?.[0];
-    yield `${target !== undefined ? `<a href="#${target}">` : ''}<g class="ev${e.findings !== undefined ? ' cited' : ''}"><title>${h(tip)}`;
-    // The ids citing an event one by one (escaped apart, as escapeHtml reads no further than a character).
-    if (e.findings !== undefined) {
-      yield ' — ';
-      for (let k = 0; k < e.findings.length; k++) yield (k === 0 ? '' : ', ') + h(e.findings[k]!);
-    }
-    yield `</title>${mark}${ring}</g>${target !== undefined ? '</a>' : ''}`;
-  }
-  // Time axis.
-  const axisY = TOP + lanes.length * LANE + 8;
-  yield `<line x1="${LEFT}" x2="${W - 20}" y1="${axisY}" y2="${axisY}" class="axis"/>`;
-  for (let k = 0; k <= 4; k++) {
-    const ms = t0 + (span * k) / 4;
-    yield `<text x="${x(ms).toFixed(1)}" y="${axisY + 14}" class="tick">t=${relative(Math.round(ms - t0))}</text>`;
-  }
-  yield '</svg></div>';
+function filters(report: Report, cards: number): string {
+  const count = (key: 'rule' | 'severity' | 'certainty') => {
+    const m = new Map<string, number>();
+    for (const f of report.findings) m.set(f[key], (m.get(f[key]) ?? 0) + 1);
+    return m;
+  };
+  const opts = (m: Map<string, number>, order?: readonly string[]) => {
+    const keys = order !== undefined ? order.filter((k) => m.has(k)) : [...m.keys()].sort();
+    return keys.map((k) => `<option value="${h(k)}">${h(k)} (${m.get(k)})</option>`).join('');
+  };
+  const readiness = new Map<string, number>();
+  for (const r of report.resources) readiness.set(r.readiness, (readiness.get(r.readiness) ?? 0) + 1);
+  return `\n<form id="filters" class="controls" hidden role="search" aria-label="Filter resources and findings">
+<label>Rule <select name="rule"><option value="">all</option>${opts(count('rule'))}</select></label>
+<label>Severity <select name="severity"><option value="">all</option>${opts(count('severity'), SEVERITIES)}</select></label>
+<label>Certainty <select name="certainty"><option value="">all</option>${opts(count('certainty'), ['definite', 'likely', 'possible'])}</select></label>
+<label>Readiness <select name="readiness"><option value="">all</option>${opts(readiness, READINESS)}</select></label>
+<label>Resource <input type="search" name="q" placeholder="name contains…" autocomplete="off"></label>
+<button type="reset">Show all</button>
+<output id="shown" aria-live="polite">${cards} resource${cards === 1 ? '' : 's'}</output>
+</form>`;
 }
 
-function clip(s: string, n: number): string {
-  return s.length > n ? s.slice(0, n - 1) + '…' : s;
-}
+const LEGEND = `\n<details class="legend" open><summary>How to read the pictures</summary><ul>
+<li data-glyph="wa"><span>a write the resource <b>accepted</b></span></li>
+<li data-glyph="ws"><span>a write the resource <b>rejected as stale</b> (the fencing token did its job)</span></li>
+<li data-glyph="wr"><span>a write rejected for another reason, or that failed</span></li>
+<li data-glyph="wt"><span>a write that timed out (its outcome is unknown)</span></li>
+<li data-glyph="tok"><span>above a write or a grant: its fencing token (<code>#2</code>), or <code>no token</code></span></li>
+<li data-glyph="aq"><span>lease granted (acquire)</span></li>
+<li data-glyph="ab"><span>acquire refused: the lock was busy</span></li>
+<li data-glyph="ko"><span>keepalive: the lease was renewed</span></li>
+<li data-glyph="kf"><span>keepalive failed</span></li>
+<li data-glyph="xe"><span>the lock service expired or revoked the lease</span></li>
+<li data-glyph="xi"><span>the lease ended here by its TTL: last renewal + ttl (no line logged it)</span></li>
+<li data-glyph="xl"><span>the worker logged that it lost its lease (its own view, often late)</span></li>
+<li data-glyph="rl"><span>lease released</span></li>
+<li data-glyph="rn"><span>release refused (not the holder any more)</span></li>
+<li data-glyph="ring"><span>red ring: the event a finding is about</span></li>
+<li data-glyph="gr"><span>several events at one spot: hover, focus or click for the list</span></li>
+<li data-glyph="bar"><span>lease held, from its grant to its end</span></li>
+<li data-glyph="inf"><span>dashed end: the end was inferred from the TTL</span></li>
+<li data-glyph="open"><span>arrow: the lease goes on past the view, or no end is known</span></li>
+<li data-glyph="tail"><span>dotted: the worker went on as holder after its lease had ended</span></li>
+<li data-glyph="lead"><span>thin line: a mark moved aside so it does not cover its neighbour; the line points at its time</span></li>
+<li data-glyph="brk"><span>zigzag band: a quiet stretch left out of the axis; the label under the axis says how long</span></li>
+</ul><p>Hover or focus a mark (Tab moves between marks) for its time, <code>file:line</code> and fields; click or press Enter to pin it. <kbd>Esc</kbd> unpins.</p></details>`;
 
-const CSS = `body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1000px;padding:16px;color:#212121}
-h1{font-size:22px}h2{border-bottom:1px solid #ddd;padding-bottom:4px;margin-top:28px}h3{font-size:15px}
-table{border-collapse:collapse;margin:8px 0;font-size:13px}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
-code,pre{font-family:ui-monospace,monospace}pre.story{background:#f6f8fa;padding:8px;overflow-x:auto;font-size:12px}
-.v-violated,.sev-error{color:#c62828;font-weight:600}.v-verified{color:#2e7d32;font-weight:600}.v-untested{color:#616161;font-weight:600}.v-inconclusive,.v-unconfirmed{color:#9e6a00;font-weight:600}.sev-warning{color:#9e6a00}.sev-info{color:#616161}
-.note{color:#616161;font-style:italic}.finding{border-left:4px solid #bbb;padding-left:10px;margin:18px 0}.finding.f-error{border-color:#c62828}.finding.f-warning{border-color:#f9a825}
-tr.decisive{background:#ffebee}.legend{font-size:12px}.sw{display:inline-block;width:10px;height:10px;border-radius:5px;margin:0 3px 0 10px}
-.sw.acc{background:#2e7d32}.sw.stale{background:#1565c0}.sw.rej{background:#ef6c00}.sw.to{background:#8d6e63}.sw.ring{border:2px solid #d50000;background:none;width:8px;height:8px}
-.bar{display:inline-block;width:24px;height:8px;background:#90a4ae;margin:0 3px 0 10px}.bar.inf{background:repeating-linear-gradient(90deg,#90a4ae 0 4px,#fff 4px 7px)}.bar.open{background:linear-gradient(90deg,#90a4ae,#fff)}
-svg{display:block;margin:6px 0 18px;max-width:100%;height:auto}.lane0{fill:#fafafa}.lane1{fill:#f1f3f4}.lname{font-size:12px;fill:#37474f}
-.lease{fill:#90a4ae}.lease.inf{fill:#cfd8dc;stroke:#607d8b;stroke-dasharray:4 3}.lease.open{fill:#cfd8dc}.infend{stroke:#607d8b;stroke-width:2;stroke-dasharray:3 2}
-.ka{stroke:#263238;stroke-width:1.5}.ka.failed{stroke:#c62828}.write{stroke:#fff;stroke-width:1}.tok{font-size:10px;text-anchor:middle;fill:#263238}
-.rel{fill:#546e7a}.rel.rejected{fill:#fff;stroke:#546e7a}.acq{fill:#37474f}.busy{font-size:14px;text-anchor:middle;fill:#9e9e9e}.exp{fill:#fff;stroke:#6d4c41;stroke-width:2}
-.ring{fill:none;stroke:#d50000;stroke-width:3}.axis{stroke:#9e9e9e}.tick{font-size:10px;fill:#616161;text-anchor:middle}`;
+const LIGHT = '--fg:#1f2328;--muted:#59636e;--bg:#fff;--panel:#f6f8fa;--line:#d1d9e0;--lane0:#fafbfc;--lane1:#f0f3f6;--acc:#2e7d32;--stale:#1565c0;--rej:#e65100;--to:#8d6e63;--other:#757575;--ink:#37474f;--bar:#90a4ae;--barlight:#cfd8dc;--ring:#d50000;--bad:#c62828;--warn:#9e6a00;--good:#2e7d32;--hl:#fff3bf;--dec:#ffebee';
+
+const CSS = `:root{color-scheme:light dark;${LIGHT}}
+@media (prefers-color-scheme:dark){:root{--fg:#e6edf3;--muted:#9198a1;--bg:#0d1117;--panel:#161b22;--line:#3d444d;--lane0:#11161d;--lane1:#171d25;--acc:#57ab5a;--stale:#539bf5;--rej:#f69d50;--to:#b0906f;--other:#9e9e9e;--ink:#adbac7;--bar:#62727b;--barlight:#37474f;--ring:#ff5252;--bad:#ff6b6b;--warn:#e3b341;--good:#57ab5a;--hl:#4d3f00;--dec:#3b1d22}}
+body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1010px;padding:16px;color:var(--fg);background:var(--bg)}
+a{color:var(--stale)}h1{font-size:22px}h2{border-bottom:1px solid var(--line);padding-bottom:4px;margin-top:28px}h3{font-size:16px;margin:0 0 4px}h4{font-size:14px;margin:14px 0 4px}
+table{border-collapse:collapse;margin:6px 0;font-size:13px}td,th{border:1px solid var(--line);padding:3px 6px;text-align:left;vertical-align:top}
+.scroll{overflow-x:auto;max-width:100%}.nw,table.ev td,table.ev th{white-space:nowrap}table.ev td.role{white-space:normal;min-width:10em}
+code,pre,kbd{font-family:ui-monospace,SFMono-Regular,Menlo,monospace}pre.story{background:var(--panel);padding:8px;overflow-x:auto;font-size:12px;margin:6px 0}
+.v-violated,.sev-error{color:var(--bad);font-weight:600}.v-verified{color:var(--good);font-weight:600}.v-untested{color:var(--muted);font-weight:600}.v-inconclusive,.v-unconfirmed{color:var(--warn);font-weight:600}.sev-warning{color:var(--warn);font-weight:600}.sev-info{color:var(--muted)}
+.note{color:var(--muted);font-style:italic}.warn{border:1px solid var(--warn);padding:8px}.left-out{border-left:4px solid var(--warn);background:var(--panel);padding:6px 10px;margin:10px 0}.left-out ul{margin:4px 0;padding-left:20px}
+.controls{display:flex;flex-wrap:wrap;gap:6px 14px;align-items:center;background:var(--panel);padding:8px 10px;border:1px solid var(--line);position:sticky;top:0;z-index:2}.controls label{font-size:13px}.controls select,.controls input,.controls button{font:inherit;font-size:13px}
+.legend{font-size:13px;margin:10px 0}.legend ul{columns:2;column-gap:28px;padding-left:0;list-style:none;margin:6px 0}.legend li{break-inside:avoid;margin:2px 0;display:flex;gap:6px;align-items:flex-start}.legend li svg{flex:none}
+.card{border:1px solid var(--line);border-radius:6px;padding:10px 12px;margin:14px 0;background:var(--bg)}.card.f-error{border-left:5px solid var(--bad)}.card.f-warning{border-left:5px solid var(--warn)}.card .meta{color:var(--muted);font-size:13px;margin:0 0 6px}
+.views{display:flex;gap:6px;align-items:center;flex-wrap:wrap;font-size:13px;margin:4px 0}.views button{font:inherit;font-size:12px;border:1px solid var(--line);background:var(--panel);color:var(--fg);border-radius:4px;padding:2px 8px;cursor:pointer}.views button[aria-pressed=true]{background:var(--fg);color:var(--bg)}
+.finding{border-top:1px solid var(--line);margin-top:10px;padding-top:4px}tr.decisive td{background:var(--dec)}tr.flash td,.flash{outline:3px solid var(--ring);outline-offset:1px}
+button.goto{font:inherit;font-size:11px;border:1px solid var(--line);background:var(--panel);color:var(--fg);border-radius:3px;padding:0 4px;margin-right:4px;cursor:pointer}
+svg.pic{display:block;margin:4px 0 8px;max-width:100%;height:auto}svg.pic,svg.icon{font-family:ui-monospace,SFMono-Regular,Menlo,monospace}
+.lane0{fill:var(--lane0)}.lane1{fill:var(--lane1)}.lname{font-size:11px;fill:var(--ink)}.axis{stroke:var(--muted);stroke-width:1}.tick{font-size:10px;fill:var(--muted);text-anchor:middle}.tick.brl{fill:var(--ink)}
+.brk{fill:var(--bg);stroke:var(--muted);stroke-width:.8;stroke-dasharray:3 3}.zig{fill:none;stroke:var(--muted);stroke-width:1.2}
+.lease{fill:var(--bar)}.lease.inf{fill:var(--barlight);stroke:var(--ink);stroke-dasharray:4 3;stroke-width:1}.lease.open{fill:var(--barlight)}.infend{stroke:var(--ink);stroke-width:2;stroke-dasharray:3 2}.cont{fill:var(--ink)}.tail{stroke:var(--bad);stroke-width:2;stroke-dasharray:1 3}
+.lead{stroke:var(--muted);stroke-width:.8}.lbl{font-size:10px;text-anchor:middle;fill:var(--ink)}.cnt{font-size:10px;text-anchor:middle;fill:var(--bg);font-weight:600}
+.mk{cursor:pointer;outline:none}.mk:focus-visible .gl,.mk:hover .gl,.mk.on .gl{filter:drop-shadow(0 0 2px var(--stale))}.mk.flash .gl{filter:drop-shadow(0 0 3px var(--ring))}
+.g-wa{fill:var(--acc)}.g-ws{fill:var(--stale)}.g-wr{fill:var(--rej)}.g-wt{fill:var(--to)}.g-wx{fill:var(--other)}.gw{stroke:var(--bg);stroke-width:1}
+.g-aq{fill:var(--ink)}.g-ab{stroke:var(--other);stroke-width:2}.g-xe{fill:var(--bg);stroke:var(--ink);stroke-width:2}.g-xi{fill:var(--bg);stroke:var(--ink);stroke-width:1.5;stroke-dasharray:2 2}.g-xl{fill:var(--bg);stroke:var(--bad);stroke-width:1.5;stroke-dasharray:3 1.5}
+.g-rl{fill:var(--ink)}.g-rn{fill:var(--bg);stroke:var(--ink);stroke-width:1.5}.g-ko{stroke:var(--ink);stroke-width:2.5}.g-kf{stroke:var(--bad);stroke-width:2.5}.g-gr{fill:var(--ink)}.hit{fill:transparent}
+.ring{fill:none;stroke:var(--ring);stroke-width:3}
+#tip{position:absolute;z-index:5;max-width:440px;background:var(--bg);color:var(--fg);border:1px solid var(--line);border-radius:6px;box-shadow:0 4px 14px rgba(0,0,0,.25);padding:8px 10px;font-size:12px}#tip[hidden]{display:none}#tip h5{font-size:13px;margin:0 0 4px}#tip dl{display:grid;grid-template-columns:auto 1fr;gap:1px 10px;margin:4px 0}#tip dt{color:var(--muted)}#tip dd{margin:0;overflow-wrap:anywhere}#tip .x{float:right;font:inherit;border:0;background:none;color:var(--muted);cursor:pointer}#tip ul{margin:4px 0;padding-left:16px}#tip .sub{color:var(--muted);border-top:1px solid var(--line);margin-top:4px;padding-top:3px}
+footer{margin-top:30px;color:var(--muted);font-size:12px}
+@media print{:root{${LIGHT}}body{max-width:none;padding:0;font-size:11px}.scroll{overflow:visible}table.ev td,table.ev th{white-space:normal;font-size:10px}pre.story{white-space:pre-wrap;overflow:visible;font-size:10px}.controls,#tip,nav,.views button,button.goto,.legend>p{display:none!important}.card{break-inside:avoid-page;border-color:#999}svg.pic{break-inside:avoid}a{color:inherit;text-decoration:none}*{-webkit-print-color-adjust:exact;print-color-adjust:exact}.legend ul{columns:3}}`;

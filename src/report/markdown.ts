@@ -4,6 +4,8 @@ import { escapeMarkdown as md, escapeTerminal, markdownFence } from './escape.js
 import { gather, joinLines } from './chunks.js';
 import { readinessCounts, reasonLines } from './headline.js';
 import { renderStory } from './story.js';
+import { MAX_DIAGRAMS, MAX_LABEL, sequenceDiagram } from './mermaid.js';
+import { checkWhole } from '../model/options.js';
 
 export interface MarkdownOptions {
   /** Resources listed in the readiness table at most (violated first). */
@@ -12,6 +14,8 @@ export interface MarkdownOptions {
   maxProblems?: number;
   /** Findings shown in full per rule (the rest are counted). */
   maxFindingsPerRule?: number;
+  /** Findings given a Mermaid sequence diagram, in the order shown (default MAX_DIAGRAMS; the rest say they have none). */
+  maxDiagrams?: number;
 }
 
 
@@ -21,6 +25,7 @@ export function renderMarkdown(report: Report, options: MarkdownOptions = {}): s
 
 /** The same Markdown in pieces of bounded size, gathered from its lines. */
 export function renderMarkdownChunks(report: Report, options: MarkdownOptions = {}): Generator<string> {
+  checkWhole(options as Readonly<Record<string, unknown>>, [['maxDiagrams', 0]]);
   return gather(joinLines(markdownLines(report, options)));
 }
 
@@ -71,12 +76,15 @@ function* markdownLines(report: Report, options: MarkdownOptions): Generator<str
       if (list === undefined) byRule.set(f.rule, (list = []));
       list.push(f);
     }
+    const shown = [...byRule.values()].reduce((n, list) => n + Math.min(list.length, perRule), 0);
+    const diagrams = { left: options.maxDiagrams ?? MAX_DIAGRAMS, max: options.maxDiagrams ?? MAX_DIAGRAMS };
+    if (shown > diagrams.max) yield* [`> Sequence diagrams are drawn for the first ${diagrams.max} of the ${shown} findings shown; the other ${shown - diagrams.max} have none (raise --max-diagrams).`, ''];
     for (const [rule, list] of byRule) {
       const first = list[0]!;
       yield* [`<a id="rule-${rule}"></a>`, '', `### \`${rule}\` (${first.severity}): ${list.length} finding${list.length === 1 ? '' : 's'}`, ''];
       yield* ['| symptom | cause | check | action |', '|---|---|---|---|', `| ${md(first.symptom)} | ${md(first.cause)} | ${md(first.check)} | ${md(first.action)} |`, ''];
       yield* [`See [docs/rules/${rule}.md](docs/rules/${rule}.md).`, ''];
-      for (const f of list.slice(0, perRule)) yield* findingLines(f);
+      for (const f of list.slice(0, perRule)) yield* findingLines(f, diagrams.left-- > 0 ? 'draw' : diagrams.max);
       if (list.length > perRule) yield* [`${list.length - perRule} more \`${rule}\` findings are not shown (see the JSON report).`, ''];
     }
   }
@@ -99,16 +107,34 @@ function* markdownLines(report: Report, options: MarkdownOptions): Generator<str
   yield* [`<sub>stalewrite ${md(report.tool.version)}</sub>`, ''];
 }
 
-function* findingLines(f: Finding): Generator<string> {
+/** A finding in full; `diagram` is 'draw', or the --max-diagrams it is past. */
+function* findingLines(f: Finding, diagram: 'draw' | number): Generator<string> {
   yield* [`#### ${f.id} on ${md(f.resource)} (${f.certainty})`, '', md(f.message), ''];
   if (f.uncertainty !== undefined) yield* [`*Certainty ${f.certainty}:* ${md(f.uncertainty.decide)}`, ''];
   // Line by line: a backtick run never spans a newline, so the longest fence of a line is the story's.
   const story = renderStory(f).map(escapeTerminal);
   const fence = story.map(markdownFence).reduce((a, b) => (b.length > a.length ? b : a), markdownFence(''));
   yield* [`${fence}text`, ...story, fence, ''];
+  yield* diagramLines(f, diagram);
   yield* ['| where | role | ts | type | owner | lease | token | result |', '|---|---|---|---|---|---|---|---|'];
   for (const e of f.evidence) yield evidenceRow(e);
   yield '';
+}
+
+/** The finding's sequence diagram in a `mermaid` fence (its text has no backtick), and what it leaves out. */
+function* diagramLines(f: Finding, diagram: 'draw' | number): Generator<string> {
+  if (diagram !== 'draw') {
+    yield* [`*No sequence diagram: past the first ${diagram} findings (--max-diagrams).*`, ''];
+    return;
+  }
+  const d = sequenceDiagram(f);
+  if (d === undefined) return;
+  yield* ['```mermaid', ...d.lines, '```', ''];
+  const notes = [
+    d.omitted > 0 ? `The diagram leaves out ${d.omitted} of the ${d.drawn + d.omitted} events, to stay under Mermaid's text size limit; the evidence table lists them all.` : undefined,
+    d.clipped ? `Names and values longer than ${MAX_LABEL} characters are shortened in the diagram; the evidence table has them in full.` : undefined,
+  ].filter((n) => n !== undefined);
+  if (notes.length > 0) yield* [`*${notes.join(' ')}*`, ''];
 }
 
 function evidenceRow(e: EvidenceItem): string {

@@ -11,9 +11,7 @@ import type { EvidenceItem, Finding } from '../model/report.js';
 import { maxOf } from '../model/stats.js';
 
 export function renderStory(finding: Finding): string[] {
-  const items = finding.evidence
-    .map((e, i) => ({ e, i, ms: Date.parse(e.ts) }))
-    .sort((a, b) => a.ms - b.ms || a.i - b.i);
+  const items = inTimeOrder(finding);
   if (items.length === 0) return [];
   const t0 = items[0]!.ms;
   const rows = items.map(({ e, ms }, k) => {
@@ -25,6 +23,11 @@ export function renderStory(finding: Finding): string[] {
   const tw = maxOf(rows.map((r) => r.t.length), 0) + 2;
   const xw = maxOf(rows.map((r) => r.text.length), 0) + 3;
   return rows.map((r) => `${r.t.padEnd(tw)}${r.text.padEnd(xw)}<- ${r.role}`);
+}
+
+/** A finding's evidence in time order (ties keep the evidence order), with each item's index and epoch ms. */
+export function inTimeOrder(finding: Finding): { e: EvidenceItem; i: number; ms: number }[] {
+  return finding.evidence.map((e, i) => ({ e, i, ms: Date.parse(e.ts) })).sort((a, b) => a.ms - b.ms || a.i - b.i);
 }
 
 type EventLike = Omit<EvidenceItem, 'role'>;
@@ -42,10 +45,9 @@ function actor(e: EventLike): string {
 
 function action(e: EventLike, resource: string): string {
   const lease = e.leaseId ?? 'lease';
-  const token = e.fenceToken !== undefined ? `token=${e.fenceToken}` : 'no token';
   switch (e.type) {
     case 'acquire':
-      return e.result === 'granted' ? `acquire(${resource}) -> ${[e.leaseId, e.fenceToken !== undefined ? token : undefined].filter(Boolean).join(', ') || 'granted'}` : `acquire(${resource}) -> ${e.result}`;
+      return `acquire(${resource}) -> ${e.result === 'granted' ? handleOf(e) || 'granted' : e.result}`;
     case 'keepalive':
       return `keepalive(${lease}) -> ${e.result}`;
     case 'expire':
@@ -53,15 +55,24 @@ function action(e: EventLike, resource: string): string {
     case 'revoke':
       return `${lease} revoked`;
     case 'release':
-      return `release(${[e.leaseId, e.fenceToken !== undefined ? token : undefined].filter(Boolean).join(', ')}) -> ${e.result}`;
-    case 'write': {
-      const value = e.fields?.value;
-      const args = [typeof value === 'string' || typeof value === 'number' ? String(value) : undefined, token, e.operationId !== undefined ? `op=${e.operationId}` : undefined];
-      return `write(${args.filter(Boolean).join(', ')}) -> ${e.result}`;
-    }
+      return `release(${handleOf(e)}) -> ${e.result}`;
+    case 'write':
+      return `${writeCall(e)} -> ${e.result}`;
     default:
       return `${e.type} -> ${e.result}`;
   }
+}
+
+/** The lease and token an event names, e.g. `lease-A, token=1` (empty when it names neither). */
+export function handleOf(e: EventLike): string {
+  return [e.leaseId, e.fenceToken !== undefined ? `token=${e.fenceToken}` : undefined].filter(Boolean).join(', ');
+}
+
+/** A write as a call, e.g. `write(v1, token=1, op=op-a-1)`: its value (when the record has one), token and operation. */
+export function writeCall(e: EventLike): string {
+  const value = e.fields?.value;
+  const args = [typeof value === 'string' || typeof value === 'number' ? String(value) : undefined, e.fenceToken !== undefined ? `token=${e.fenceToken}` : 'no token', e.operationId !== undefined ? `op=${e.operationId}` : undefined];
+  return `write(${args.filter(Boolean).join(', ')})`;
 }
 
 /** 0, 120ms, 10s, 12.5s, 3m05s, 1h02m. */

@@ -1,5 +1,5 @@
 import { formatToken } from '../model/format.js';
-import { leaseEndEvidence, who } from './describe.js';
+import { endItems, leaseEndEvidence, who } from './describe.js';
 import type { EvidenceRef, Rule } from './types.js';
 
 /** A late write with a lower token than one the resource already accepted was accepted too. */
@@ -27,7 +27,7 @@ export const acceptedStaleWrite: Rule = {
       if (own !== undefined) {
         evidence.push({ event: own.grant, role: 'late writer granted' });
         const end = leaseEndEvidence(own);
-        if (end !== undefined && (end.inferredEnd ?? end.event.ts) <= event.ts) evidence.push({ ...end, role: `late writer's ${end.role}` });
+        if (end !== undefined && (end.inferredEnd ?? end.event.ts) <= event.ts) evidence.push(...endItems(end, `late writer's ${end.role}`).filter((r) => r.event.ts <= event.ts || r.inferredEnd !== undefined));
       }
       const newerLease = timeline.findLease(newer);
       if (newerLease !== undefined && newerLease.id !== own?.id) evidence.push({ event: newerLease.grant, role: 'newer writer granted' });

@@ -34,6 +34,8 @@ export const clockWentBackwards: Rule = {
     release: check,
     write: check,
   },
+  // Partition runs: the lines of other partitions are steps of the same clocks.
+  onForeign: check,
   end(context) {
     const state = context.state(create);
     const list = state.byResource.get(context.timeline.resource);

@@ -17,13 +17,15 @@ export const missingToken: Rule = {
   },
   messages: {
     noToken: '{writer} wrote without a fencing token and the resource accepted it',
+    /** The input, or the one its lease was granted in, declares its lock service (a profile's or mapping's `service`): what that service offers as a token, or that it offers none. */
+    noTokenService: '{writer} wrote without a fencing token and the resource accepted it: {serviceToken}',
     droppedInTransit:
       "{writer}'s write reached the resource without a fencing token and was accepted, although the worker sent token {sent}: the token was dropped in transit",
     /** A worker's view with a token arrived after the finding was made (onView). */
     droppedLate: '{writer} wrote without a fencing token and the resource accepted it, although the worker sent token {sent}: the token was dropped in transit',
   },
   on: {
-    write(event, { timeline, report, operations }) {
+    write(event, { timeline, report, operations, service }) {
       if (event.result !== 'accepted' || event.fenceToken !== undefined || !timeline.isDecision(event)) return;
       const lease = event.ownerId !== undefined || event.leaseId !== undefined ? timeline.findLease(event) : undefined;
       const evidence: EvidenceRef[] = [];
@@ -31,8 +33,14 @@ export const missingToken: Rule = {
       evidence.push({ event, role: 'write accepted without a token' });
       // A worker's view of the same operation that carried a token: the token was dropped in transit.
       const carried = event.operationId === undefined ? undefined : OperationIndex.views(operations.get(event.resource, event.operationId)).find(hasToken);
+      // The write's own input's service, else that of the input where the writer's lease was granted.
+      const declared = service(event) ?? (lease === undefined ? undefined : service(lease.grant));
       report({
-        ...(carried !== undefined ? droppedMessage(event, carried) : { messageId: 'noToken', data: { writer: who(event) } }),
+        ...(carried !== undefined
+          ? droppedMessage(event, carried)
+          : declared !== undefined
+            ? { messageId: 'noTokenService', data: { writer: who(event), serviceToken: declared.token } }
+            : { messageId: 'noToken', data: { writer: who(event) } }),
         evidence,
         certainty: 'definite',
         subject: event,
@@ -40,8 +48,8 @@ export const missingToken: Rule = {
     },
   },
   onView(finding, view) {
-    if (view.fenceToken !== undefined && finding.messageId === 'missing-token/noToken') {
-      return { messageId: 'droppedLate', data: { ...finding.data, sent: formatToken(view.fenceToken) } };
+    if (view.fenceToken !== undefined && (finding.messageId === 'missing-token/noToken' || finding.messageId === 'missing-token/noTokenService')) {
+      return { messageId: 'droppedLate', data: { writer: finding.data!.writer!, sent: formatToken(view.fenceToken) } };
     }
     return undefined;
   },

@@ -1,4 +1,4 @@
-import { handle, leaseEndEvidence } from './describe.js';
+import { endBefore, endItems, handle, leaseEndEvidence } from './describe.js';
 import type { EvidenceRef, Rule } from './types.js';
 
 /** A release from an old handle removed the current holder's lock. */
@@ -14,9 +14,11 @@ export const staleRelease: Rule = {
   },
   messages: {
     oldHandleReleased: 'a release from {handle} succeeded while {holder} held the lock',
+    /** The input, or the one the old handle was granted in, declares its lock service (a profile's or mapping's `service`), and it has a way to release only one's own hold. */
+    oldHandleReleasedService: 'a release from {handle} succeeded while {holder} held the lock: {serviceRelease}',
   },
   on: {
-    release(event, { timeline, report }) {
+    release(event, { timeline, report, service }) {
       if (event.result !== 'released') return;
       const holder = timeline.isOldHandleRelease(event);
       if (holder === undefined) return;
@@ -27,15 +29,19 @@ export const staleRelease: Rule = {
         evidence.push({ event: old.grant, role: 'old handle granted' });
         const end = leaseEndEvidence(old);
         if (end !== undefined) {
-          evidence.push({ ...end, role: end.inferredEnd !== undefined ? 'old handle ended (inferred: last renewal + ttl)' : 'old handle ended' });
-          inferred = end.inferredEnd !== undefined;
+          evidence.push(...endItems(end, end.inferredEnd !== undefined ? 'old handle ended (inferred: last renewal + ttl)' : 'old handle ended'));
+          inferred = endBefore(end, event).inferred;
         }
       }
       evidence.push({ event: holder.grant, role: 'current holder granted' });
       evidence.push({ event, role: 'old handle released the lock' });
+      // The release's own input's service, else that of the input where the old handle was granted.
+      const declared = service(event) ?? (old === undefined ? undefined : service(old.grant));
+      const data = { handle: handle(event), holder: handle(holder.grant) };
       report({
-        messageId: 'oldHandleReleased',
-        data: { handle: handle(event), holder: handle(holder.grant) },
+        ...(declared?.release !== undefined
+          ? { messageId: 'oldHandleReleasedService', data: { ...data, serviceRelease: declared.release } }
+          : { messageId: 'oldHandleReleased', data }),
         evidence,
         order: [holder.grant, event],
         inferred,

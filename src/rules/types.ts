@@ -7,6 +7,7 @@
 import type { EventType, LockEvent } from '../model/event.js';
 import type { Certainty, Finding, Severity, Uncertainty } from '../model/report.js';
 import type { MessageData } from '../model/message.js';
+import type { ServiceFacts } from '../model/services.js';
 import type { ResourceTimeline } from '../timeline/timeline.js';
 import type { OperationIndex } from '../timeline/operations.js';
 
@@ -85,6 +86,12 @@ export interface RuleContext<S = unknown> {
   /** Writes by operationId (bounded), with the worker views of each. */
   readonly operations: OperationIndex;
   /**
+   * The lock service the event's input is declared to come from (its profile's or mapping's
+   * `service`), or undefined. A rule that knows the service's own case reports a message variant
+   * that names it, with the service's facts as data; its generic messages never name a service.
+   */
+  service(event: LockEvent): ServiceFacts | undefined;
+  /**
    * Report a finding. The engine makes it final: worker views of its subject write that arrive
    * within the clock-skew bound join its evidence (see onView), then it is emitted and never changes.
    */
@@ -130,6 +137,14 @@ export interface Rule<S = any> {
   readonly onView?: (finding: Readonly<Finding>, view: LockEvent) => RuleMessage | undefined;
   /** Called once per resource at the end of input (for rules that wait, e.g. out a clock-skew window). */
   readonly end?: (context: RuleContext<S>) => void;
+  /**
+   * For a rule whose state is not per resource (RuleContext.state): called, in a partition run
+   * (`--partition`), for the lines of other partitions, in their place in the merged order, so the
+   * rule sees every line as a single run would. Only `ts`, `source`, `file` and `line` are at hand
+   * at once (the rest is read from the line when asked for), `context.timeline` is not set, and the
+   * handler must not report.
+   */
+  readonly onForeign?: Handler<S>;
 }
 
 /** A rule, typed with its own per-resource state `S` (identity at run time). */

@@ -1,5 +1,5 @@
 import { formatDuration } from '../model/time.js';
-import { who, leaseEndEvidence } from './describe.js';
+import { who, leaseEndEvidence, endBefore, endItems } from './describe.js';
 import type { Rule } from './types.js';
 
 /** A write was accepted after the writer's own lease had ended. */
@@ -18,6 +18,9 @@ export const writeAfterLeaseEnd: Rule = {
     afterEndNoLeaseId: '{writer} wrote {after} after its lease ended, and the resource accepted it',
     afterInferredEnd: '{writer} wrote {after} after its lease {lease} ended (inferred from its TTL), and the resource accepted it',
     afterInferredEndNoLeaseId: '{writer} wrote {after} after its lease ended (inferred from its TTL), and the resource accepted it',
+    /** The TTL ran out first; the authority logged the expiry later (a Redis `expired` notification comes when the key is deleted). */
+    afterTtlEnd: '{writer} wrote {after} after its lease {lease} ran out its TTL (the authority logged the expiry {late} after that), and the resource accepted it',
+    afterTtlEndNoLeaseId: '{writer} wrote {after} after its lease ran out its TTL (the authority logged the expiry {late} after that), and the resource accepted it',
   },
   on: {
     write(event, { timeline, report }) {
@@ -29,12 +32,19 @@ export const writeAfterLeaseEnd: Rule = {
       const end = leaseEndEvidence(lease);
       if (end === undefined) return;
       const endTs = end.inferredEnd ?? end.event.ts;
+      const { at, inferred } = endBefore(end, event);
+      const kind = end.view !== undefined ? 'afterTtlEnd' : end.inferredEnd !== undefined ? 'afterInferredEnd' : 'afterEnd';
       report({
-        messageId: `${end.inferredEnd !== undefined ? 'afterInferredEnd' : 'afterEnd'}${lease.leaseId === undefined ? 'NoLeaseId' : ''}`,
-        data: { writer: who(event), after: formatDuration(Math.max(0, event.ts - endTs)), ...(lease.leaseId !== undefined ? { lease: lease.leaseId } : {}) },
-        evidence: [{ event: lease.grant, role: 'writer granted the lock' }, end, { event, role: 'write accepted after the lease ended' }],
-        order: [end.event, event],
-        inferred: end.inferredEnd !== undefined,
+        messageId: `${kind}${lease.leaseId === undefined ? 'NoLeaseId' : ''}`,
+        data: {
+          writer: who(event),
+          after: formatDuration(Math.max(0, event.ts - endTs)),
+          ...(lease.leaseId !== undefined ? { lease: lease.leaseId } : {}),
+          ...(end.view !== undefined ? { late: formatDuration(end.view.event.ts - endTs) } : {}),
+        },
+        evidence: [{ event: lease.grant, role: 'writer granted the lock' }, ...endItems(end), { event, role: 'write accepted after the lease ended' }],
+        order: [at, event],
+        inferred,
       });
     },
   },

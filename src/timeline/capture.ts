@@ -55,6 +55,9 @@ class History {
   }
 }
 
+/** Events captured in all at most, by default. */
+export const DEFAULT_CAPTURE_TOTAL = 500_000;
+
 export class EventCapture {
   private readonly histories = new Map<string, History>();
   private readonly only?: Set<string>;
@@ -65,7 +68,7 @@ export class EventCapture {
   constructor(options: CaptureOptions = {}) {
     this.only = options.resources === undefined ? undefined : new Set(options.resources);
     this.perResource = Math.max(2, options.perResource ?? 1000);
-    this.total = options.total ?? 500_000;
+    this.total = options.total ?? DEFAULT_CAPTURE_TOTAL;
   }
 
   /** `hasFindings` lets resources with findings keep capturing past the total cap. */
@@ -84,6 +87,11 @@ export class EventCapture {
       return;
     }
     this.held += h.add(keep(e));
+  }
+
+  /** Events held (partition runs compare the sum over partitions with the total cap at merge). */
+  get size(): number {
+    return this.held;
   }
 
   /** The kept events of a resource, in arrival order, and how many were left out. */

@@ -100,6 +100,9 @@ export class OperationIndex {
     };
   }
 
+  /** Entries made so far (partition runs compare the sum over partitions with the cap at merge). */
+  made = 0;
+
   /**
    * The slot of the write's operation on its resource (`resource`, an id of the store), the entry
    * created if needed. The oldest operations are forgotten first (first in, first out).
@@ -109,6 +112,7 @@ export class OperationIndex {
     const h = hashOf(resource, operationId);
     const found = this.find(resource, operationId, h);
     if (found !== -1) return found;
+    this.made++;
     const s = this.next;
     this.next = (s + 1) % this.resources.length;
     if (this.resources[s] !== -1) this.forget(s);

@@ -547,6 +547,14 @@ export class TimelineStore {
     return (this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_BITS]! & END_RECORD) !== 0 ? this.events.ts(this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_END]!) : this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_END_TS]!;
   }
 
+  /** Whether the end event names a lease, an owner or a token (see Lease.endsAt). */
+  endHasHandle(s: number): boolean {
+    const li = this.li[s >>> PAGE_BITS]!;
+    const io = (s & PAGE_MASK) * LI;
+    if ((li[io + L_BITS]! & END_RECORD) === 0) return (li[io + L_END]! & (END_OWNER | END_LEASE | END_TOKEN)) !== 0;
+    return hasHandle(this.events.event(li[io + L_END]!));
+  }
+
   /** The end event, built. */
   endEvent(s: number, resource: string): LockEvent | undefined {
     const li = this.li[s >>> PAGE_BITS]!;
@@ -874,8 +882,14 @@ export class Lease {
    */
   endsAt(): number | undefined {
     const s = this.store;
-    if (s.hasEnded(this.slot)) return s.endTime(this.slot);
     const ttl = s.ttl(this.slot);
+    if (s.hasEnded(this.slot)) {
+      const t = s.endTime(this.slot);
+      // An expiry that names no lease, logged after the ttl ran out, is a later view of the ttl's
+      // end (a Redis keyspace notification; see ResourceTimeline.expiringSlot). One that names the
+      // lease is the authority's own word on it (a ZooKeeper session): it stands.
+      return !Number.isNaN(ttl) && s.endKind(this.slot) === 'expire' && !s.endHasHandle(this.slot) ? Math.min(t, s.renewTs(this.slot) + ttl) : t;
+    }
     return Number.isNaN(ttl) ? undefined : s.renewTs(this.slot) + ttl;
   }
 
@@ -1071,6 +1085,33 @@ export class ResourceTimeline {
     return -1;
   }
 
+  /**
+   * The lease an expire that names no lease, owner or token ends (a Redis keyspace notification
+   * names only the key). An authority logs an expiry when it removes the lease, which can be after
+   * the lease's TTL ran out, even after a newer holder took the name (Redis deletes an expired key
+   * when its expiry cycle finds it or when a command touches it, such as the next holder's SET).
+   * So: the newest lease with no logged end whose TTL had run out by then, or whose TTL is unknown;
+   * never a newer lease still within its TTL because of it. When every such lease is still within
+   * its TTL, the expiry came early: the one due first.
+   */
+  private expiringSlot(t: number): number {
+    const store = this.store;
+    let due = -1;
+    let dueAt = Infinity;
+    for (let l = store.newest(this.id); l !== -1; l = store.older(l)) {
+      if (store.hasEnded(l)) continue;
+      const ttl = store.ttl(l);
+      if (Number.isNaN(ttl) || !store.liveAt(l, t)) return l;
+      const at = store.renewTs(l) + ttl;
+      if (due === -1 || at < dueAt) {
+        due = l;
+        dueAt = at;
+      }
+    }
+    return due;
+  }
+
+
   /** Whether a granted acquire only renews a live lease (the same grant logged again) rather than starting one. */
   renewsLease(grant: LockEvent): boolean {
     if (grant.leaseId === undefined) return false;
@@ -1103,7 +1144,7 @@ export class ResourceTimeline {
   /** The lease an expire or revoke ends (-1 for none). */
   private expirySlot(ev: LockEvent): number {
     const s = this.findSlot(ev);
-    const l = s !== -1 ? s : hasHandle(ev) ? -1 : this.holderSlot(ev.ts);
+    const l = s !== -1 ? s : hasHandle(ev) ? -1 : ev.type === 'expire' ? this.expiringSlot(ev.ts) : this.holderSlot(ev.ts);
     return l !== -1 && !this.store.hasEnded(l) ? l : -1;
   }
 

@@ -1,0 +1,289 @@
+/**
+ * One partition of a run (`--partition I/N`, README "Scaling out"): which lines and events are
+ * this partition's, and what stands in for the others'.
+ *
+ * Every partition reads every line and counts it in `lines`. A line (or a record of a line that
+ * holds several) belongs to exactly one partition:
+ *
+ * 1. when the profile's key reader reads its resource key (canonical lines: profiles/canonical-key.ts),
+ *    to the partition of that key, whatever the line then turns out to be;
+ * 2. else, when it becomes an event, to the partition of the event's resource;
+ * 3. else (blank, ignored, invalid, over the length cap) to partition 0.
+ *
+ * A lease-scoped event (a session expiry naming no resource: its resource is the empty key) is
+ * counted by the partition of the empty key, and applied in every partition, to the resources of
+ * that partition that hold its lease.
+ *
+ * The partition of a key is fnv1a64(UTF-8 bytes of the key) mod N (partition/hash.ts). Lines of
+ * other partitions are counted in `otherPartitions`, so each partition's summary reconciles
+ * (`lines + expanded = events + duplicates + blank + ignored + invalid + joined + otherPartitions`)
+ * and the partitions' own counts add up to the single run's.
+ *
+ * The lines of other partitions are not analysed, but they keep their place: each event of another
+ * partition, and each line the key reader read that is no event of this one, passes through the
+ * merge by time as a Placeholder with its time and source. So the merge puts this partition's
+ * events in the single run's order, and a rule across resources (clock-went-backwards) sees every
+ * line of each clock domain. A placeholder from the key reader is not parsed: its other fields
+ * are read back from its line only if a finding shows it.
+ */
+import type { EventType, LineReader, LockEvent, Observer } from '../model/event.js';
+import { partitionOf, partitionOfBytes } from '../partition/hash.js';
+import type { KeyLook } from '../profiles/canonical-key.js';
+import type { Profile } from '../profiles/types.js';
+
+export interface PartitionSpec {
+  /** This partition, from 0. */
+  index: number;
+  /** Partitions in all. */
+  count: number;
+}
+
+/**
+ * Stands in the merge for a line of another partition (or, with `extra`, for a line of this one
+ * that the key reader read but that became no event). `ts`, `source`, `file` and `line` are the
+ * event's; the rest is read from the line when first asked for.
+ */
+export class Placeholder implements LockEvent {
+  constructor(
+    readonly ts: number,
+    readonly source: string,
+    readonly file: string,
+    readonly line: number,
+    readonly offset: number | undefined,
+    readonly bytes: number | undefined,
+    /** This partition's line, which became no event (invalid or ignored): it only keeps its place. */
+    readonly extra: boolean,
+    private ev: LockEvent | undefined,
+    private readonly filter: PartitionFilter,
+    private readonly profile: Profile,
+    /**
+     * A lease-scoped event (a session expiry naming no resource) that another partition counts:
+     * applied here too, to this partition's resources that hold the lease, but not counted.
+     */
+    readonly apply = false,
+  ) {}
+
+  /** The event the line is (parsed the first time it is asked for). */
+  full(): LockEvent {
+    return (this.ev ??= this.filter.reparse(this, this.profile));
+  }
+
+  get resource(): string {
+    return this.full().resource;
+  }
+  get type(): EventType {
+    return this.full().type;
+  }
+  get ownerId(): string | undefined {
+    return this.full().ownerId;
+  }
+  get leaseId(): string | undefined {
+    return this.full().leaseId;
+  }
+  get operationId(): string | undefined {
+    return this.full().operationId;
+  }
+  get fenceToken(): bigint | undefined {
+    return this.full().fenceToken;
+  }
+  get ttlMs(): number | undefined {
+    return this.full().ttlMs;
+  }
+  get result(): string {
+    return this.full().result;
+  }
+  get observer(): Observer {
+    return this.full().observer;
+  }
+  // Not parsed for these: a placeholder of the key reader holds where its line is (offset, bytes).
+  get record(): LockEvent['record'] {
+    return this.ev?.record;
+  }
+  get text(): string | undefined {
+    return this.ev?.text;
+  }
+  get fields(): LockEvent['fields'] {
+    return this.ev?.fields;
+  }
+}
+
+export class PartitionFilter {
+  readonly index: number;
+  readonly count: number;
+  /** Reads lines back (set by analyze): a placeholder's line, when a finding shows it. */
+  lines: LineReader | undefined;
+  /** The key reader's answer for the line being read. */
+  readonly look: KeyLook = { keyStart: 0, keyEnd: 0, key: undefined, ts: 0, source: undefined };
+
+  constructor(spec: PartitionSpec) {
+    this.index = spec.index;
+    this.count = spec.count;
+  }
+
+  owns(resource: string): boolean {
+    return partitionOf(resource, this.count) === this.index;
+  }
+
+  /**
+   * The partition of the line at bytes [s, e) by the profile's key reader (into `look`), or -1
+   * when the key reader does not read it.
+   */
+  lookAt(profile: Profile, b: Uint8Array, s: number, e: number): number {
+    const read = profile.partitionKey;
+    if (read === undefined || !read(b, s, e, this.look)) return -1;
+    const l = this.look;
+    return l.key === undefined ? partitionOfBytes(b, l.keyStart, l.keyEnd, this.count) : partitionOf(l.key, this.count);
+  }
+
+  /**
+   * What the reader of `--jobs` looked at for this line already (partition/feed.ts): `p` as
+   * lookAt returns it, and into `look` the time and source it read.
+   */
+  looked(p: number, ts: number, source: number, sources: readonly string[]): number {
+    if (p >= 0) {
+      this.look.ts = ts;
+      this.look.source = source < 0 ? undefined : sources[source];
+    }
+    return p;
+  }
+
+  /** lookAt for a line of text (a line of the string paths that became no event). */
+  lookAtText(profile: Profile, text: string): number {
+    if (profile.partitionKey === undefined) return -1;
+    const b = Buffer.from(text, 'utf8');
+    return this.lookAt(profile, b, 0, b.length);
+  }
+
+  /** A placeholder for the line the key reader just read (`look`). */
+  fromLook(source: string, file: string, line: number, offset: number | undefined, bytes: number | undefined, extra: boolean, profile: Profile): Placeholder {
+    return new Placeholder(this.look.ts, this.look.source ?? source, file, line, offset, bytes, extra, undefined, this, profile);
+  }
+
+  /** A placeholder for an event of another partition, parsed in full already (`apply`: a lease-scoped event every partition applies). */
+  fromEvent(ev: LockEvent, profile: Profile, apply = false): Placeholder {
+    return new Placeholder(ev.ts, ev.source, ev.file, ev.line, ev.offset, ev.bytes, false, ev, this, profile, apply);
+  }
+
+  /**
+   * The event a placeholder's line is, read back and parsed as the profile parses it. A line that
+   * is no event (an `extra` one, or a file changed since) gives what is known of it, typed as a
+   * write with result `unreadable`; the partition's witness flags where that could matter.
+   */
+  reparse(p: Placeholder, profile: Profile): LockEvent {
+    let ev: LockEvent | string | null | undefined;
+    const text = p.offset !== undefined && p.bytes !== undefined && this.lines !== undefined ? this.lines(p.file, p.offset, p.bytes) : undefined;
+    if (typeof text === 'string' && !p.extra) {
+      const origin = { file: p.file, line: p.line, source: p.file, text, offset: p.offset, bytes: p.bytes };
+      ev = profile.fastEvent?.(text, origin);
+      if (ev === undefined) {
+        try {
+          const record = JSON.parse(text) as unknown;
+          if (record !== null && typeof record === 'object' && !Array.isArray(record)) ev = profile.toEvent(record as Record<string, unknown>, origin);
+        } catch {
+          ev = undefined;
+        }
+      }
+    }
+    if (ev !== null && ev !== undefined && typeof ev === 'object') return ev;
+    return {
+      ts: p.ts,
+      type: 'write',
+      resource: '',
+      result: 'unreadable',
+      observer: 'worker',
+      source: p.source,
+      file: p.file,
+      line: p.line,
+      offset: p.offset,
+      bytes: p.bytes,
+    };
+  }
+}
+
+/** Clock domains the witness follows at most (as clock-went-backwards does). */
+const MAX_DOMAINS = 10_000;
+
+interface Domain {
+  source: string;
+  file: string;
+  max: number;
+  /** The last line that a single run would not have given the rule (NaN: none), and the domain's highest time before it. */
+  pendingTs: number;
+  pendingMax: number;
+}
+
+/** The kinds of items the witness is told of. */
+export const ITEM_EVENT = 0;
+/** A line of this partition that is no event (invalid or ignored) but keeps its place in the merge. */
+export const ITEM_EXTRA = 1;
+/** A copy (at-least-once delivery) of this partition's: in the merge, not analysed. */
+export const ITEM_COPY = 2;
+
+/**
+ * Watches one partition's merged input for the cases where a partition run could differ from a
+ * single run (README "Scaling out"), and says so. Every partition places the same lines in the
+ * merge (its own events, and placeholders for every line the others may own), so the partitions
+ * agree with each other; a single run differs from them only where a line of this partition that
+ * is no event (ITEM_EXTRA) or a copy (ITEM_COPY) could change what it sees:
+ *
+ * - the merge order, when such a line raises the highest time of its input above the next line
+ *   of that input (only with several inputs);
+ * - clock-went-backwards, when such a line, or the gap it leaves, is a step back of more than the
+ *   clock-skew bound in its clock domain.
+ */
+export class Witness {
+  private readonly highest: Float64Array;
+  private readonly raised: Float64Array;
+  private readonly domains = new Map<string, Domain>();
+  private last: Domain | undefined;
+  private full = false;
+
+  constructor(
+    private readonly inputs: number,
+    private readonly skewMs: number,
+    /** clock-went-backwards is run. */
+    private readonly clock: boolean,
+    private readonly note: (reason: string) => void,
+  ) {
+    this.highest = new Float64Array(inputs).fill(-Infinity);
+    this.raised = new Float64Array(inputs).fill(NaN);
+  }
+
+  item(ev: LockEvent, from: number, kind: number): void {
+    const t = ev.ts;
+    if (this.inputs > 1) {
+      const r = this.raised[from]!;
+      if (r === r) {
+        if (t < r) this.note('a line that is no event raised the time of its input above the next line: with several inputs, a single run could merge them in another order');
+        this.raised[from] = NaN;
+      }
+      if (kind === ITEM_EXTRA && t >= this.highest[from]!) this.raised[from] = t;
+      if (t > this.highest[from]!) this.highest[from] = t;
+    }
+    if (!this.clock || this.full) return;
+    let d = this.last;
+    if (d === undefined || d.file !== ev.file || d.source !== ev.source) {
+      const key = `${ev.source}\u0000${ev.file}`;
+      d = this.domains.get(key);
+      if (d === undefined) {
+        if (this.domains.size >= MAX_DOMAINS) {
+          this.full = true;
+          this.note(`more than ${MAX_DOMAINS} clock domains: clock-went-backwards could see them otherwise in a single run`);
+          return;
+        }
+        this.domains.set(key, (d = { source: ev.source, file: ev.file, max: -Infinity, pendingTs: NaN, pendingMax: NaN }));
+      }
+      this.last = d;
+    }
+    if (d.pendingTs === d.pendingTs) {
+      if (Math.max(d.pendingMax, d.pendingTs) - t > this.skewMs) this.note('a line that is no event, or a copy, stands between two lines of a clock domain that go back in time: clock-went-backwards could see another step in a single run');
+      d.pendingTs = NaN;
+    }
+    if (kind !== ITEM_EVENT) {
+      if (d.max - t > this.skewMs) this.note('a line that is no event, or a copy, goes back in time in its clock domain: clock-went-backwards could see another step in a single run');
+      d.pendingTs = t;
+      d.pendingMax = d.max;
+    }
+    if (t > d.max) d.max = t;
+  }
+}

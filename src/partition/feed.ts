@@ -1,0 +1,299 @@
+/**
+ * The one reader of `--jobs` (README "Scaling out"). The main thread reads each plain input file
+ * once, splits its lines and reads each line's resource key with the profile's key reader
+ * (profiles/canonical-key.ts), then hands each job a batch per chunk: the bytes of the lines of
+ * that job's partition (and of the lines the key reader declined, which every job parses), and
+ * for every other line only what its placeholder in the job's merge needs (its place, time and
+ * source: ingest/partition.ts). So no job reads, splits or key-reads a line again, and each job
+ * parses only its own lines.
+ *
+ * Every job gets one entry per line of the input, in order, so each job counts every line as a
+ * partition run does (`otherPartitions`), and the report is the one a job reading the file itself
+ * would write. An input that is not a plain file as read by reference (gzip, a container log, a
+ * first chunk that does not tell its wrapper) is read by every job itself, as before.
+ *
+ * Bounded: at most WINDOW batches of an input are in flight to a job; the next chunk of an input
+ * is read only when every job has room for it, so the reader never runs ahead of the slowest job.
+ */
+import { DECLINED_LOOK, DEFAULT_MAX_LINE_BYTES, isByteBatch, NOT_LOOKED, readLineBytes, type ByteLineBatch, type LineBatch } from '../ingest/lines.js';
+import { fileSource, InputError } from '../ingest/open.js';
+import { sampleOf, type FedItem } from '../ingest/parse-source.js';
+import { PartitionFilter } from '../ingest/partition.js';
+import { firstContentLine, isBlankBytes } from '../ingest/records.js';
+import { Unwrapper } from '../ingest/wrappers.js';
+import type { Profile } from '../profiles/types.js';
+
+/** Bytes per chunk the reader reads (fewer, larger messages than a job's own 256 KiB reads). */
+export const FEED_CHUNK = 1024 * 1024;
+
+/** Batches of one input sent to a job before it has taken one. */
+export const WINDOW = 4;
+/** With many inputs (each read at once, see analyze's MANY_FILES), fewer. */
+export const MANY_INPUTS_WINDOW = 1;
+
+/** One batch as sent to a job: typed arrays and buffers (transferred), texts only for lines decoded already. */
+export interface WireBatch {
+  firstLine: number;
+  n: number;
+  /** Lines decoded by the splitter (over chunks) or over the cap (null), by index. */
+  texts?: [number, string | null][];
+  invalidUtf8?: number[];
+  chunk: Uint8Array;
+  starts: Int32Array;
+  ends: Int32Array;
+  offsets?: Float64Array;
+  lengths?: Float64Array;
+  looks: Int32Array;
+  lookTs: Float64Array;
+  lookSource: Int32Array;
+  lookSources: string[];
+  sample?: (string | null)[];
+}
+
+/** Main thread → job, for input `file` (an index into JobSpec.fed). */
+export type FeedMessage = { kind: 'feed'; file: number; batch: WireBatch } | { kind: 'feed-end'; file: number; error?: string } | { kind: 'feed-self'; file: number };
+
+/** A job's side: the ByteLineBatch a WireBatch stands for. */
+export function unwire(w: WireBatch): ByteLineBatch {
+  const lines: (string | null | undefined)[] = new Array(w.n).fill(undefined);
+  for (const [i, t] of w.texts ?? []) lines[i] = t;
+  return {
+    firstLine: w.firstLine,
+    lines,
+    invalidUtf8: w.invalidUtf8 === undefined ? undefined : new Set(w.invalidUtf8),
+    offsets: w.offsets,
+    lengths: w.lengths,
+    chunk: Buffer.from(w.chunk.buffer, w.chunk.byteOffset, w.chunk.byteLength),
+    starts: w.starts,
+    ends: w.ends,
+    looks: w.looks,
+    lookTs: w.lookTs,
+    lookSource: w.lookSource,
+    lookSources: w.lookSources,
+    sample: w.sample,
+  };
+}
+
+/** A job's side: the items of one fed input, from its messages; each batch taken is acknowledged (`ack`). */
+export class FedQueue implements AsyncIterable<FedItem | { self: true }> {
+  private readonly items: (FedItem | { self: true })[] = [];
+  private wake: (() => void) | undefined;
+
+  constructor(private readonly ack: () => void) {}
+
+  push(m: FeedMessage): void {
+    this.items.push(m.kind === 'feed' ? { batch: unwire(m.batch) } : m.kind === 'feed-end' ? { end: true, error: m.error } : { self: true });
+    this.wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<FedItem | { self: true }> {
+    for (;;) {
+      while (this.items.length === 0) await new Promise<void>((resolve) => (this.wake = resolve));
+      this.wake = undefined;
+      const item = this.items.shift()!;
+      if ('batch' in item) this.ack();
+      yield item;
+      if (!('batch' in item)) return;
+    }
+  }
+}
+
+export interface FeedOptions {
+  /** The inputs to read, in JobSpec.fed order. */
+  files: readonly string[];
+  /** The profile as the jobs rebuild it (its detection and key reader). */
+  profile: Profile;
+  jobs: number;
+  maxLineBytes?: number;
+  /** Read each input by reopening it per chunk (many inputs, see analyze's MANY_FILES). */
+  reopen: boolean;
+  post: (job: number, m: FeedMessage, transfer: ArrayBuffer[]) => void;
+  /** Bytes and lines read, after each batch. */
+  onRead?: (file: string, bytes: number, lines: number) => void;
+}
+
+/** The main thread's reader for the fed inputs of one `--jobs` run. */
+export class Feeder {
+  /** Batches in flight, by job and input. */
+  private readonly inFlight: Int32Array;
+  private readonly waiting: ((() => void) | undefined)[];
+  private stopped = false;
+  private readonly window: number;
+
+  constructor(private readonly o: FeedOptions) {
+    this.inFlight = new Int32Array(o.jobs * o.files.length);
+    this.waiting = new Array(o.files.length).fill(undefined);
+    this.window = o.reopen ? MANY_INPUTS_WINDOW : WINDOW;
+  }
+
+  /** A job took a batch of input `file`. */
+  ack(job: number, file: number): void {
+    this.inFlight[job * this.o.files.length + file]!--;
+    const w = this.waiting[file];
+    if (w !== undefined && this.hasRoom(file)) {
+      this.waiting[file] = undefined;
+      w();
+    }
+  }
+
+  /** Stop reading (the run ended or failed). */
+  stop(): void {
+    this.stopped = true;
+    for (let f = 0; f < this.waiting.length; f++) {
+      const w = this.waiting[f];
+      this.waiting[f] = undefined;
+      w?.();
+    }
+  }
+
+  /** Read every input to its end (or until stopped). */
+  async run(): Promise<void> {
+    await Promise.all(this.o.files.map((_, f) => this.read(f)));
+  }
+
+  private hasRoom(file: number): boolean {
+    const n = this.o.files.length;
+    for (let j = 0; j < this.o.jobs; j++) if (this.inFlight[j * n + file]! >= this.window) return false;
+    return true;
+  }
+
+  private room(file: number): Promise<void> | undefined {
+    if (this.stopped || this.hasRoom(file)) return undefined;
+    return new Promise<void>((resolve) => (this.waiting[file] = resolve));
+  }
+
+  private all(m: FeedMessage): void {
+    for (let j = 0; j < this.o.jobs; j++) this.o.post(j, m, []);
+  }
+
+  private async read(file: number): Promise<void> {
+    const path = this.o.files[file]!;
+    const { profile, jobs } = this.o;
+    let bytes = 0;
+    async function* counted(chunks: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+      for await (const c of chunks) {
+        bytes += c.length;
+        yield c;
+      }
+    }
+    const it = readLineBytes(counted(fileSource(path, { reopen: this.o.reopen, chunkBytes: this.o.reopen ? undefined : FEED_CHUNK }).open()), { maxLineBytes: this.o.maxLineBytes })[Symbol.asyncIterator]();
+    const part = new PartitionFilter({ index: 0, count: jobs });
+    let chosen = profile.detect === undefined ? profile : undefined;
+    let first = true;
+    let error: string | undefined;
+    try {
+      for (;;) {
+        const wait = this.room(file);
+        if (wait !== undefined) await wait;
+        if (this.stopped) return;
+        const r = await it.next();
+        if (r.done) break;
+        const raw = r.value;
+        if (first) {
+          first = false;
+          // As parseSource tells the wrapper: only an input that is plainly no container log is fed.
+          const u = new Unwrapper(this.o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+          u.detect(isByteBatch(raw) ? sampleOf(raw) : raw.lines);
+          if (u.kind !== null) {
+            this.all({ kind: 'feed-self', file });
+            return;
+          }
+        }
+        let sample: (string | null)[] | undefined;
+        if (chosen === undefined) {
+          sample = isByteBatch(raw) ? sampleOf(raw) : (raw.lines as (string | null)[]);
+          const line = firstContentLine({ firstLine: raw.firstLine, lines: sample });
+          chosen = line === undefined ? undefined : profile.detect!(line);
+        }
+        this.send(file, raw, chosen, part, sample);
+        this.o.onRead?.(path, bytes, raw.lines.length);
+        bytes = 0;
+      }
+    } catch (err) {
+      if (!(err instanceof InputError)) throw err;
+      // The input broke off: what was read is kept, and its summary says so (as parseSource does).
+      error = err.message;
+    } finally {
+      if (this.stopped) await it.return?.(undefined).catch(() => undefined);
+    }
+    if (!this.stopped) this.all({ kind: 'feed-end', file, error });
+  }
+
+  /** One batch of lines, split by partition, to every job. */
+  private send(file: number, raw: LineBatch | ByteLineBatch, chosen: Profile | undefined, part: PartitionFilter, sample: (string | null)[] | undefined): void {
+    const jobs = this.o.jobs;
+    const n = raw.lines.length;
+    const byte = isByteBatch(raw) ? raw : undefined;
+    const looks = new Int32Array(n).fill(NOT_LOOKED);
+    const lookTs = new Float64Array(n);
+    const lookSource = new Int32Array(n).fill(-1);
+    const lookSources: string[] = [];
+    const sourceIds = new Map<string, number>();
+    const starts = Array.from({ length: jobs }, () => new Int32Array(n));
+    const ends = Array.from({ length: jobs }, () => new Int32Array(n));
+    // First the partition of each line (and the bytes each job gets), then the copies.
+    const need = new Int32Array(jobs);
+    let declined = 0;
+    let texts: [number, string | null][] | undefined;
+    const src = byte?.chunk;
+    for (let i = 0; i < n; i++) {
+      const l = raw.lines[i];
+      if (l !== undefined) {
+        (texts ??= []).push([i, l]);
+        continue;
+      }
+      const s = byte!.starts[i]!;
+      const e = byte!.ends[i]!;
+      // Before the profile is known every line is blank or over the cap; a blank line is sent empty.
+      if (chosen === undefined || isBlankBytes(src!, s, e)) continue;
+      const p = part.lookAt(chosen, src!, s, e);
+      looks[i] = p;
+      if (p === DECLINED_LOOK) {
+        declined += e - s;
+        continue;
+      }
+      need[p] += e - s;
+      lookTs[i] = part.look.ts;
+      const source = part.look.source;
+      if (source !== undefined) {
+        let id = sourceIds.get(source);
+        if (id === undefined) {
+          sourceIds.set(source, (id = lookSources.length));
+          lookSources.push(source);
+        }
+        lookSource[i] = id;
+      }
+    }
+    const chunks = Array.from({ length: jobs }, (_, j) => Buffer.allocUnsafeSlow(need[j]! + declined));
+    const used = new Int32Array(jobs);
+    for (let i = 0; i < n; i++) {
+      const p = looks[i]!;
+      if (p === NOT_LOOKED) continue;
+      const s = byte!.starts[i]!;
+      const e = byte!.ends[i]!;
+      for (let j = p === DECLINED_LOOK ? 0 : p; j < (p === DECLINED_LOOK ? jobs : p + 1); j++) {
+        const at = used[j]!;
+        src!.copy(chunks[j]!, at, s, e);
+        starts[j]![i] = at;
+        ends[j]![i] = used[j] = at + e - s;
+      }
+    }
+    const offsets = raw.offsets === undefined ? undefined : Float64Array.from(raw.offsets);
+    const lengths = raw.lengths === undefined ? undefined : Float64Array.from(raw.lengths);
+    const invalidUtf8 = raw.invalidUtf8 === undefined ? undefined : [...raw.invalidUtf8];
+    const n1 = this.o.files.length;
+    for (let j = 0; j < jobs; j++) {
+      const chunk = new Uint8Array(chunks[j]!.buffer, chunks[j]!.byteOffset, used[j]!);
+      const batch: WireBatch = { firstLine: raw.firstLine, n, texts, invalidUtf8, chunk, starts: starts[j]!, ends: ends[j]!, offsets, lengths, looks, lookTs, lookSource, lookSources, sample };
+      // The shared columns are copied to each job but the last, which takes them.
+      const transfer = [chunk.buffer as ArrayBuffer, starts[j]!.buffer as ArrayBuffer, ends[j]!.buffer as ArrayBuffer];
+      if (j === jobs - 1) {
+        transfer.push(looks.buffer as ArrayBuffer, lookTs.buffer as ArrayBuffer, lookSource.buffer as ArrayBuffer);
+        if (offsets !== undefined) transfer.push(offsets.buffer as ArrayBuffer);
+        if (lengths !== undefined) transfer.push(lengths.buffer as ArrayBuffer);
+      }
+      this.inFlight[j * n1 + file]!++;
+      this.o.post(j, { kind: 'feed', file, batch }, transfer);
+    }
+  }
+}

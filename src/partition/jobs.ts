@@ -1,0 +1,190 @@
+/**
+ * `--jobs N` (README "Scaling out"): the partitions of one run on N worker threads of this
+ * process, each analysing the resources of its partition, their reports merged in memory
+ * (mergeReports), so the report is the one a single thread writes. The main thread reads each
+ * plain input once and hands each job only its own lines (feed.ts); other inputs (gzip, container
+ * logs) every job reads itself. Findings are passed on as soon as their partition has them (live
+ * ndjson), problems and progress as they come.
+ */
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { Finding, Problem, Report } from '../model/report.js';
+import type { ProfileRecipe } from '../profiles/types.js';
+import { InputError } from '../ingest/open.js';
+import { StrictInputError } from '../ingest/records.js';
+import { OptionError } from '../model/options.js';
+import { MappingError } from '../profiles/names.js';
+import { MAX_PARTITIONS } from './hash.js';
+import { mergeReports } from './merge.js';
+import { Feeder } from './feed.js';
+import type { Profile } from '../profiles/types.js';
+
+/** With `jobs: 'auto'`, inputs of at least this many bytes in all are analysed on every core. */
+export const JOBS_MIN_BYTES = 64 * 1024 * 1024;
+
+/** Worker threads `jobs: 'auto'` starts at most. */
+export const MAX_AUTO_JOBS = 8;
+
+/**
+ * Cores `jobs: 'auto'` needs to start jobs at all. On 2 cores the main thread's reader competes
+ * with the two jobs (README "Scaling out"); from 3 cores on it has a core of its own.
+ */
+export const MIN_AUTO_CORES = 3;
+
+/** The number of jobs `auto` means for inputs of `bytes` in all, on `cores` cores. */
+export function autoJobs(bytes: number, cores = availableParallelism()): number {
+  return bytes >= JOBS_MIN_BYTES && cores >= MIN_AUTO_CORES ? Math.min(MAX_AUTO_JOBS, cores) : 1;
+}
+
+/** What a job's worker thread runs: analyze() of one partition, with plain data only. */
+export interface JobSpec {
+  files: readonly string[];
+  recipe: ProfileRecipe;
+  /** The analysis options that are plain data (no callbacks, no profile, no streams). */
+  options: Record<string, unknown>;
+  index: number;
+  count: number;
+  /** Pass on findings as they are final / problems / progress / notes. */
+  findings: boolean;
+  problems: boolean;
+  progress: boolean;
+  notes: boolean;
+  /** The inputs the main thread reads and hands out (feed.ts), as named in `files`. */
+  fed: readonly string[];
+}
+
+export type JobMessage =
+  | { kind: 'finding'; finding: Finding }
+  | { kind: 'problem'; problem: Problem }
+  | { kind: 'progress'; progress: { file: string; bytes: number; lines: number } }
+  | { kind: 'note'; note: string }
+  | { kind: 'report'; report: Report }
+  /** The job took a batch of fed input `file` (feed.ts): the reader may read on. */
+  | { kind: 'ack'; file: number }
+  | { kind: 'error'; name: string; message: string; problem?: Problem; option?: string };
+
+/** Thrown in the main thread for a job that failed: the job's error, by its name and message. */
+export class JobError extends Error {
+  constructor(
+    name: string,
+    message: string,
+    readonly problem?: Problem,
+    readonly option?: string,
+  ) {
+    super(message);
+    this.name = name;
+  }
+}
+
+/** The error a job sent, as the class it was (so the CLI says it as it would from one thread). */
+function revive(m: Extract<JobMessage, { kind: 'error' }>): Error {
+  switch (m.name) {
+    case 'StrictInputError':
+      return new StrictInputError(m.message, m.problem!);
+    case 'OptionError':
+      return new OptionError(m.option ?? 'options', m.message);
+    case 'InputError':
+      return new InputError(m.message);
+    case 'MappingError':
+      return new MappingError(m.message);
+    default:
+      return new JobError(m.name, m.message, m.problem, m.option);
+  }
+}
+
+export interface JobCallbacks {
+  onFinding?: (f: Finding) => void;
+  onProblem?: (p: Problem) => void;
+  onProgress?: (p: { file: string; bytes: number; lines: number }) => void;
+  onNote?: (note: string) => void;
+}
+
+// The worker's code is always the built one (tests run the sources; a worker cannot load TypeScript).
+const WORKER_URL = new URL('../../dist/partition/job-worker.js', import.meta.url);
+
+/** How the main thread reads the fed inputs (JobSpec.fed): the profile as the jobs rebuild it, the options of the line reader. */
+export interface FeedSpec {
+  profile: Profile;
+  maxLineBytes?: number;
+  reopen: boolean;
+}
+
+/** Run the `count` partitions of one run on worker threads; the merged report. */
+export async function runJobs(base: Omit<JobSpec, 'index' | 'count'>, count: number, callbacks: JobCallbacks, feed?: FeedSpec): Promise<Report> {
+  if (!(Number.isInteger(count) && count >= 1 && count <= MAX_PARTITIONS)) throw new RangeError(`jobs must be a whole number from 1 to ${MAX_PARTITIONS}`);
+  const workers: Worker[] = [];
+  // Progress: the fed inputs' as the main thread reads them, plus job 0's of the inputs it reads itself.
+  const read = { bytes: 0, lines: 0 };
+  const own = { bytes: 0, lines: 0 };
+  const progress = (file: string) => callbacks.onProgress?.({ file, bytes: read.bytes + own.bytes, lines: read.lines + own.lines });
+  const fed = feed === undefined ? [] : base.fed;
+  const feeder =
+    fed.length === 0
+      ? undefined
+      : new Feeder({
+          files: fed,
+          profile: feed!.profile,
+          jobs: count,
+          maxLineBytes: feed!.maxLineBytes,
+          reopen: feed!.reopen,
+          post: (j, m, transfer) => workers[j]!.postMessage(m, transfer),
+          onRead:
+            callbacks.onProgress === undefined
+              ? undefined
+              : (file, bytes, lines) => {
+                  read.bytes += bytes;
+                  read.lines += lines;
+                  progress(file);
+                },
+        });
+  const done = Array.from({ length: count }, (_, index) => {
+    const spec: JobSpec = { ...base, fed, index, count, progress: base.progress && index === 0, notes: base.notes && index === 0 };
+    const worker = new Worker(WORKER_URL, { workerData: spec });
+    workers.push(worker);
+    return new Promise<Report>((resolve, reject) => {
+      let report: Report | undefined;
+      worker.on('message', (m: JobMessage) => {
+        switch (m.kind) {
+          case 'finding':
+            callbacks.onFinding?.(Object.freeze(m.finding));
+            break;
+          case 'problem':
+            callbacks.onProblem?.(m.problem);
+            break;
+          case 'ack':
+            feeder?.ack(index, m.file);
+            break;
+          case 'progress':
+            own.bytes = m.progress.bytes;
+            own.lines = m.progress.lines;
+            progress(m.progress.file);
+            break;
+          case 'note':
+            callbacks.onNote?.(m.note);
+            break;
+          case 'report':
+            report = m.report;
+            break;
+          case 'error':
+            reject(revive(m));
+            break;
+        }
+      });
+      worker.on('error', reject);
+      worker.on('exit', (code) => {
+        if (report !== undefined) resolve(report);
+        else reject(new Error(`the job of partition ${index}/${count} stopped (exit ${code}) before its report`));
+      });
+    });
+  });
+  try {
+    const reading = feeder?.run();
+    // A read that fails (not an input that breaks off: the jobs are told of that) fails the run.
+    const [reports] = await Promise.all([Promise.all(done), reading]);
+    return mergeReports(reports);
+  } finally {
+    feeder?.stop();
+    // One job failed: the others stop too.
+    await Promise.all(workers.map((w) => w.terminate().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,180 @@
+/**
+ * `--jobs N` (README "Scaling out"): the partitions on worker threads of one run, merged in
+ * memory, give the report of one thread byte for byte; live ndjson keeps streaming; auto stays on
+ * one thread below its size; what jobs cannot do is refused clearly.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { analyze } from '../src/analyze.js';
+import type { Finding } from '../src/model/report.js';
+import { autoJobs, JOBS_MIN_BYTES } from '../src/partition/jobs.js';
+import { Feeder, WINDOW, type FeedMessage } from '../src/partition/feed.js';
+import { canonical } from '../src/profiles/canonical.js';
+import { gzipSync } from 'node:zlib';
+import { renderJson } from '../src/report/json.js';
+import { FIXTURES, runCli } from './helpers/run.js';
+
+const mixed = join(FIXTURES, 'mixed-incidents.ndjson');
+
+describe('--jobs', () => {
+  it('gives the report of one thread, byte for byte', async () => {
+    const sets = [[mixed], [join(FIXTURES, 'invalid-lines.ndjson'), mixed], [join(FIXTURES, 'rule-clock-went-backwards.ndjson')], [join(FIXTURES, 'views.ndjson')]];
+    for (const files of sets) {
+      const one = renderJson(await analyze({ files, jobs: 1 }));
+      for (const jobs of [2, 3]) expect(renderJson(await analyze({ files, jobs })), `${files.join(' ')} --jobs ${jobs}`).toBe(one);
+      const html = { files, timelines: { all: true } };
+      expect(renderJson(await analyze({ ...html, jobs: 2 }))).toBe(renderJson(await analyze({ ...html, jobs: 1 })));
+    }
+  }, 60_000);
+
+  it('in the CLI, every format; live ndjson streams each finding as its partition has it', async () => {
+    for (const f of ['json', 'markdown', 'junit', 'table']) {
+      const one = await runCli(['analyze', '-q', '-f', f, '--jobs', '1', mixed]);
+      const two = await runCli(['analyze', '-q', '-f', f, '--jobs', '2', mixed]);
+      expect(two.stdout, f).toBe(one.stdout);
+      expect(two.code).toBe(one.code);
+    }
+    const one = await runCli(['analyze', '-q', '-f', 'ndjson', '--jobs', '1', mixed]);
+    const two = await runCli(['analyze', '-q', '-f', 'ndjson', '--jobs', '2', mixed]);
+    const lines = (t: string) => t.trim().split('\n');
+    // The same finding lines (in the order their partitions had them), the same summary line last.
+    expect(lines(two.stdout).slice(0, -1).sort()).toEqual(lines(one.stdout).slice(0, -1).sort());
+    expect(lines(two.stdout).at(-1)).toBe(lines(one.stdout).at(-1));
+    expect(two.code).toBe(one.code);
+    const live: Finding[] = [];
+    const report = await analyze({ files: [mixed], jobs: 3, onFinding: (f) => live.push(f) });
+    expect(live.map((f) => f.id).sort()).toEqual(report.findings.map((f) => f.id).sort());
+  }, 60_000);
+
+  it('the one reader: every kind of line and input, over chunk boundaries, with evidence read back, gives one thread\'s report', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sw-feed-'));
+    try {
+      const ev = (s: number, r: string, type: string, extra = '') => `{"ts":"2026-03-01T10:${String(Math.floor(s / 60) % 60).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}.${String(s % 1000).padStart(3, '0')}Z","type":"${type}","resource":"${r}","ownerId":"w${s % 3}","leaseId":"l-${r}-${Math.floor(s / 7)}","fenceToken":"${Math.floor(s / 7)}"${extra}}`;
+      const lines: string[] = ['', '   ', '\ufeff'];
+      for (let s = 0; s < 12_000; s++) {
+        const r = `res-${s % 97}`;
+        const k = s % 50;
+        if (k === 0) lines.push('');
+        else if (k === 1) lines.push('{"ts":"2026-03-01T10:00:00Z","type":"grab","resource":"' + r + '"}'); // invalid, key read
+        else if (k === 2) lines.push('not json at all');
+        else if (k === 3) lines.push(ev(s, r.replace('-', '\\u002d'), 'write', ',"result":"accepted"')); // escaped key: read, or declined
+        else if (k === 4) lines.push(ev(s, r, 'write', ',"result":"accepted","resource":"' + r + '"')); // key written twice: declined
+        else if (k === 5) lines.push(ev(s, r, 'write', ',"result":"accepted","msg":"' + 'x'.repeat(3000) + '"'));
+        else lines.push(ev(s, r, s % 7 === 0 ? 'acquire' : 'write', s % 7 === 0 ? ',"ttlMs":5000' : ',"result":"accepted"'));
+      }
+      const plain = join(dir, 'plain.ndjson');
+      writeFileSync(plain, lines.join('\r\n') + '\n' + ev(99_999, 'res-1', 'write', ',"result":"accepted"')); // CRLF, no newline at the end
+      const gz = join(dir, 'other.ndjson.gz');
+      writeFileSync(gz, gzipSync(lines.slice(0, 3000).map((l) => l.replace(/res-/g, 'gz-')).join('\n') + '\n'));
+      const wrapped = join(FIXTURES, 'wrappers', 'cri-partial.log');
+      const runs: [string[], object, number[]][] = [
+        [[plain], {}, [2, 3]],
+        [[plain], { timelines: { all: true, maxResources: 5 } }, [2]],
+        [[plain], { maxLineBytes: 2000 }, [3]],
+        // A gzip file and a container log are read by each job itself, beside the fed ones; the same file twice is read once.
+        [[plain, gz, wrapped, plain], {}, [2]],
+      ];
+      for (const [files, extra, jobsList] of runs) {
+        const one = renderJson(await analyze({ files, jobs: 1, ...extra }));
+        for (const jobs of jobsList) expect(renderJson(await analyze({ files, jobs, ...extra })), `${files.length} files, ${JSON.stringify(extra)}, --jobs ${jobs}`).toBe(one);
+      }
+      // Evidence from the fed file is read back from it (by offset and bytes), as on one thread.
+      const report = await analyze({ files: [plain], jobs: 2, rules: ['accepted-stale-write', 'unknown-token'] });
+      expect(report.findings.length).toBeGreaterThan(0);
+      const evidence = report.findings.flatMap((f) => f.evidence);
+      expect(evidence.every((e) => e.file === plain && e.ownerId !== undefined && !('unavailable' in e))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  it('the one reader never runs ahead of a job: at most WINDOW batches of an input in flight to each', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sw-feed-'));
+    try {
+      const f = join(dir, 'big.ndjson');
+      const line = (i: number) => `{"ts":"2026-03-01T10:00:00.000Z","type":"write","resource":"r${i % 50}","result":"accepted","msg":"${'y'.repeat(200)}"}`;
+      writeFileSync(f, Array.from({ length: 60_000 }, (_, i) => line(i)).join('\n') + '\n'); // about 14 MB: 14 chunks
+      const sent: FeedMessage[][] = [[], []];
+      const feeder = new Feeder({ files: [f], profile: canonical, jobs: 2, reopen: false, post: (j, m) => sent[j]!.push(m) });
+      const done = feeder.run();
+      const batches = (j: number) => sent[j]!.filter((m) => m.kind === 'feed').length;
+      await new Promise((r) => setTimeout(r, 300));
+      expect(batches(0)).toBe(WINDOW);
+      expect(batches(1)).toBe(WINDOW);
+      // Job 0 takes all it has; job 1 takes nothing: the reader waits for the slower one.
+      for (let k = 0; k < WINDOW; k++) feeder.ack(0, 0);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(batches(0)).toBe(WINDOW);
+      feeder.ack(1, 0);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(batches(0)).toBe(WINDOW + 1);
+      expect(batches(1)).toBe(WINDOW + 1);
+      // Every line goes to both jobs, and each line's bytes to exactly one (no key is declined here;
+      // a line over a chunk boundary goes decoded, to both).
+      const acked = [WINDOW, 1];
+      while (!sent[0]!.some((m) => m.kind === 'feed-end')) {
+        for (const j of [0, 1]) for (; acked[j]! < batches(j); acked[j]!++) feeder.ack(j, 0);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await done;
+      const feeds = (j: number) => sent[j]!.flatMap((m) => (m.kind === 'feed' ? [m.batch] : []));
+      expect(feeds(0).reduce((n, b) => n + b.n, 0)).toBe(60_000);
+      expect(feeds(1).reduce((n, b) => n + b.n, 0)).toBe(60_000);
+      const bytes = (j: number) => feeds(j).reduce((n, b) => n + b.chunk.byteLength, 0);
+      const decoded = feeds(0).reduce((n, b) => n + (b.texts ?? []).reduce((k, [, t]) => k + (t?.length ?? 0), 0), 0);
+      let total = 0;
+      for (let i = 0; i < 60_000; i++) total += line(i).length;
+      expect(bytes(0)).toBeGreaterThan(0);
+      expect(bytes(1)).toBeGreaterThan(0);
+      expect(bytes(0) + bytes(1) + decoded).toBe(total);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('analyses again on one thread when the merge is not exactly one run (input out of order)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sw-jobs-'));
+    try {
+      // An invalid line far ahead in time in one input, read by the key reader: the witness flags it.
+      const a = join(dir, 'a.ndjson');
+      const b = join(dir, 'b.ndjson');
+      const ev = (ts: string, resource: string, extra = '') => `{"ts":"2026-03-01T10:00:${ts}Z","type":"acquire","resource":"${resource}","ownerId":"w","leaseId":"l-${resource}","fenceToken":"1"${extra}}`;
+      writeFileSync(a, [ev('01', 'r1'), '{"ts":"2026-03-01T10:00:59Z","type":"grab","resource":"r2"}', ev('02', 'r1'), ev('03', 'r3')].join('\n') + '\n');
+      writeFileSync(b, [ev('30', 'r4'), ev('31', 'r5')].join('\n') + '\n');
+      const files = [a, b];
+      const parts = [];
+      for (let i = 0; i < 2; i++) parts.push(await analyze({ files, partition: { index: i, count: 2 } }));
+      expect(parts.some((p) => p.partition!.inexact.length > 0)).toBe(true);
+      const one = renderJson(await analyze({ files, jobs: 1 }));
+      expect(renderJson(await analyze({ files, jobs: 2 }))).toBe(one);
+      expect(JSON.parse(one).partitions).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('auto uses every core (at most 8) from JOBS_MIN_BYTES on and from 3 cores on, one thread otherwise', () => {
+    expect(autoJobs(JOBS_MIN_BYTES - 1, 16)).toBe(1);
+    expect(autoJobs(JOBS_MIN_BYTES, 2)).toBe(1);
+    expect(autoJobs(JOBS_MIN_BYTES, 3)).toBe(3);
+    expect(autoJobs(JOBS_MIN_BYTES, 16)).toBe(8);
+    expect(autoJobs(JOBS_MIN_BYTES)).toBe(availableParallelism() >= 3 ? Math.min(8, availableParallelism()) : 1);
+  });
+
+  it('says what it cannot run on jobs, and that --workers was replaced', async () => {
+    await expect(analyze({ files: ['-'], jobs: 2 })).rejects.toThrow(/stdin/);
+    await expect(analyze({ files: [mixed], jobs: 2, strict: true })).rejects.toThrow(/strict and maxInvalid/);
+    await expect(analyze({ files: [mixed], jobs: 0 })).rejects.toThrow(/jobs must be/);
+    expect((await runCli(['analyze', '--jobs', '2', '-'], { stdin: readFileSync(mixed) })).stderr).toMatch(/stdin/);
+    expect((await runCli(['analyze', '--jobs', 'many', mixed])).stderr).toMatch(/--jobs "many" is not auto or a whole number/);
+    const w = await runCli(['analyze', '--workers', 'on', mixed]);
+    expect(w.code).toBe(2);
+    expect(w.stderr).toMatch(/--workers was replaced by --jobs/);
+    // A missing file: the same one line as on one thread.
+    const missing = await runCli(['analyze', '--jobs', '2', join(FIXTURES, 'no-such.ndjson')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toMatch(/^stalewrite: cannot read .*no-such\.ndjson/);
+  }, 60_000);
+});
