@@ -1,19 +1,21 @@
 /**
  * The one reader of `--jobs` (README "Scaling out"). The main thread reads each plain input file
  * once, splits its lines and reads each line's resource key with the profile's key reader
- * (profiles/canonical-key.ts), then hands each job a batch per chunk: the bytes of the lines of
- * that job's partition (and of the lines the key reader declined, which every job parses), and
- * for every other line only what its placeholder in the job's merge needs (its place, time and
- * source: ingest/partition.ts). So no job reads, splits or key-reads a line again, and each job
- * parses only its own lines.
+ * (profiles/canonical-key.ts), then hands every job the same batch per chunk, in shared memory
+ * (SharedArrayBuffer: copied once, never per job, and written by no one once sent): the chunk's
+ * bytes, where each line is, and per line the partition the key reader read, with the time and
+ * source a placeholder of it needs (ingest/partition.ts). A job parses only the lines of its own
+ * partition (and those the key reader declined, which every job parses), and places the others
+ * in its merge from the columns. So no job reads, splits or key-reads a line again.
  *
  * Every job gets one entry per line of the input, in order, so each job counts every line as a
  * partition run does (`otherPartitions`), and the report is the one a job reading the file itself
  * would write. An input that is not a plain file as read by reference (gzip, a container log, a
  * first chunk that does not tell its wrapper) is read by every job itself, as before.
  *
- * Bounded: at most WINDOW batches of an input are in flight to a job; the next chunk of an input
- * is read only when every job has room for it, so the reader never runs ahead of the slowest job.
+ * Bounded: at most WINDOW batches of an input are in flight (the jobs share them); the next chunk
+ * of an input is read only when every job has room for it, so the reader never runs ahead of the
+ * slowest job by more than that.
  */
 import { DECLINED_LOOK, DEFAULT_MAX_LINE_BYTES, isByteBatch, NOT_LOOKED, readLineBytes, type ByteLineBatch, type LineBatch } from '../ingest/lines.js';
 import { fileSource, InputError } from '../ingest/open.js';
@@ -26,12 +28,16 @@ import type { Profile } from '../profiles/types.js';
 /** Bytes per chunk the reader reads (fewer, larger messages than a job's own 256 KiB reads). */
 export const FEED_CHUNK = 1024 * 1024;
 
-/** Batches of one input sent to a job before it has taken one. */
-export const WINDOW = 4;
+/**
+ * Batches of one input sent to a job before it has taken one. Deep enough that the reader and the
+ * jobs rarely wait for each other on a busy machine; the jobs share each batch, so at most this
+ * many chunks of an input are held, whatever the number of jobs.
+ */
+export const WINDOW = 16;
 /** With many inputs (each read at once, see analyze's MANY_FILES), fewer. */
 export const MANY_INPUTS_WINDOW = 1;
 
-/** One batch as sent to a job: typed arrays and buffers (transferred), texts only for lines decoded already. */
+/** One batch as sent to every job: typed arrays in shared memory (read only), texts only for lines decoded already. */
 export interface WireBatch {
   firstLine: number;
   n: number;
@@ -219,23 +225,29 @@ export class Feeder {
     if (!this.stopped) this.all({ kind: 'feed-end', file, error });
   }
 
-  /** One batch of lines, split by partition, to every job. */
+  /**
+   * One batch of lines to every job. The chunk and the columns are copied once into shared memory
+   * (SharedArrayBuffer), which every job reads and none writes: a job parses the lines of its own
+   * partition (and those the key reader declined) from the chunk, and places every other line in
+   * its merge from the columns. No line is copied per job.
+   */
   private send(file: number, raw: LineBatch | ByteLineBatch, chosen: Profile | undefined, part: PartitionFilter, sample: (string | null)[] | undefined): void {
     const jobs = this.o.jobs;
     const n = raw.lines.length;
     const byte = isByteBatch(raw) ? raw : undefined;
-    const looks = new Int32Array(n).fill(NOT_LOOKED);
-    const lookTs = new Float64Array(n);
-    const lookSource = new Int32Array(n).fill(-1);
+    const looks = sharedInt32(n).fill(NOT_LOOKED);
+    const lookTs = sharedFloat64(n);
+    const lookSource = sharedInt32(n).fill(-1);
+    const starts = sharedInt32(n);
+    const ends = sharedInt32(n);
     const lookSources: string[] = [];
     const sourceIds = new Map<string, number>();
-    const starts = Array.from({ length: jobs }, () => new Int32Array(n));
-    const ends = Array.from({ length: jobs }, () => new Int32Array(n));
-    // First the partition of each line (and the bytes each job gets), then the copies.
-    const need = new Int32Array(jobs);
-    let declined = 0;
     let texts: [number, string | null][] | undefined;
     const src = byte?.chunk;
+    // The bytes from the first whole line's start to the last one's end: the rest of the chunk
+    // (a line carried over from the previous chunk, the start of the next one) is sent as text.
+    let from = -1;
+    let to = 0;
     for (let i = 0; i < n; i++) {
       const l = raw.lines[i];
       if (l !== undefined) {
@@ -244,15 +256,15 @@ export class Feeder {
       }
       const s = byte!.starts[i]!;
       const e = byte!.ends[i]!;
-      // Before the profile is known every line is blank or over the cap; a blank line is sent empty.
+      if (from === -1) from = s;
+      to = e;
+      starts[i] = s;
+      ends[i] = e;
+      // Before the profile is known every line is blank or over the cap; a blank line is looked at by the job.
       if (chosen === undefined || isBlankBytes(src!, s, e)) continue;
       const p = part.lookAt(chosen, src!, s, e);
       looks[i] = p;
-      if (p === DECLINED_LOOK) {
-        declined += e - s;
-        continue;
-      }
-      need[p] += e - s;
+      if (p === DECLINED_LOOK) continue;
       lookTs[i] = part.look.ts;
       const source = part.look.source;
       if (source !== undefined) {
@@ -264,36 +276,37 @@ export class Feeder {
         lookSource[i] = id;
       }
     }
-    const chunks = Array.from({ length: jobs }, (_, j) => Buffer.allocUnsafeSlow(need[j]! + declined));
-    const used = new Int32Array(jobs);
-    for (let i = 0; i < n; i++) {
-      const p = looks[i]!;
-      if (p === NOT_LOOKED) continue;
-      const s = byte!.starts[i]!;
-      const e = byte!.ends[i]!;
-      for (let j = p === DECLINED_LOOK ? 0 : p; j < (p === DECLINED_LOOK ? jobs : p + 1); j++) {
-        const at = used[j]!;
-        src!.copy(chunks[j]!, at, s, e);
-        starts[j]![i] = at;
-        ends[j]![i] = used[j] = at + e - s;
+    // The chunk's bytes the lines are in, at the same places less `from`.
+    const base = from === -1 ? 0 : from;
+    const chunk = new Uint8Array(new SharedArrayBuffer(Math.max(0, to - base)));
+    if (src !== undefined && to > base) chunk.set(src.subarray(base, to));
+    if (base !== 0) {
+      for (let i = 0; i < n; i++) {
+        if (raw.lines[i] !== undefined) continue;
+        starts[i] -= base;
+        ends[i] -= base;
       }
     }
-    const offsets = raw.offsets === undefined ? undefined : Float64Array.from(raw.offsets);
-    const lengths = raw.lengths === undefined ? undefined : Float64Array.from(raw.lengths);
+    const offsets = raw.offsets === undefined ? undefined : sharedFloat64(n, raw.offsets);
+    const lengths = raw.lengths === undefined ? undefined : sharedFloat64(n, raw.lengths);
     const invalidUtf8 = raw.invalidUtf8 === undefined ? undefined : [...raw.invalidUtf8];
+    const batch: WireBatch = { firstLine: raw.firstLine, n, texts, invalidUtf8, chunk, starts, ends, offsets, lengths, looks, lookTs, lookSource, lookSources, sample };
     const n1 = this.o.files.length;
     for (let j = 0; j < jobs; j++) {
-      const chunk = new Uint8Array(chunks[j]!.buffer, chunks[j]!.byteOffset, used[j]!);
-      const batch: WireBatch = { firstLine: raw.firstLine, n, texts, invalidUtf8, chunk, starts: starts[j]!, ends: ends[j]!, offsets, lengths, looks, lookTs, lookSource, lookSources, sample };
-      // The shared columns are copied to each job but the last, which takes them.
-      const transfer = [chunk.buffer as ArrayBuffer, starts[j]!.buffer as ArrayBuffer, ends[j]!.buffer as ArrayBuffer];
-      if (j === jobs - 1) {
-        transfer.push(looks.buffer as ArrayBuffer, lookTs.buffer as ArrayBuffer, lookSource.buffer as ArrayBuffer);
-        if (offsets !== undefined) transfer.push(offsets.buffer as ArrayBuffer);
-        if (lengths !== undefined) transfer.push(lengths.buffer as ArrayBuffer);
-      }
       this.inFlight[j * n1 + file]!++;
-      this.o.post(j, { kind: 'feed', file, batch }, transfer);
+      this.o.post(j, { kind: 'feed', file, batch }, []);
     }
   }
+}
+
+/** An Int32Array of `n` in shared memory (zero-filled). */
+function sharedInt32(n: number): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(n * 4));
+}
+
+/** A Float64Array of `n` in shared memory, with `values` when given. */
+function sharedFloat64(n: number, values?: ArrayLike<number>): Float64Array {
+  const a = new Float64Array(new SharedArrayBuffer(n * 8));
+  if (values !== undefined) a.set(values);
+  return a;
 }
