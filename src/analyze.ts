@@ -21,7 +21,7 @@ import type { Rule } from './rules/types.js';
 import { VERSION } from './version.js';
 import { checkAnalyzeOptions } from './model/options.js';
 import { verdictOf, verdictReasons } from './verdict.js';
-import { ITEM_COPY, ITEM_EVENT, ITEM_EXTRA, PartitionFilter, Placeholder, Witness, type PartitionSpec } from './ingest/partition.js';
+import { folding, ITEM_COPY, ITEM_EVENT, ITEM_EXTRA, PartitionFilter, Placeholder, Witness, type FoldedBatch, type PartitionSpec } from './ingest/partition.js';
 import { MAX_PARTITIONS } from './partition/hash.js';
 import { DEFAULT_MAX_LEASE_HOLDERS } from './timeline/lease-holders.js';
 import { findingPointers, pointAt } from './partition/merge.js';
@@ -230,6 +230,8 @@ export async function analyze(options: AnalyzeOptions, hooks?: JobHooks): Promis
     sources.push(recordEvents(options.events, profile, stats, summary, part));
   }
   if (sources.length === 0) throw new InputError('nothing to analyze: give files, streams or events');
+  // One input: the placeholders that change nothing are folded (PartitionFilter.fold); with several, each keeps its place in the merge.
+  if (part !== undefined) part.folding = folding.enabled && sources.length === 1;
 
   // The lock service each input's profile declares, by the name its events carry as `file`.
   const byFile = new Map(summaries.map((s) => [s.file, s]));
@@ -392,9 +394,23 @@ async function feedPartition(engine: Engine, merged: ReturnType<typeof mergeByTi
   let newest = -Infinity;
   for await (const { events, from } of merged) {
     onInput();
+    // Lines folded out of the batch (PartitionFilter.fold, one input only): counted in their place.
+    const folds = (events as FoldedBatch).folds;
+    let f = 0;
+    let foldAt = folds === undefined || folds.length === 0 ? -1 : folds[0]!;
     for (let i = 0; i < events.length; i++) {
       const ev = events[i]!;
       const src = typeof from === 'number' ? from : from[i]!;
+      if (i === foldAt) {
+        const n = folds![f + 1]!;
+        const max = folds![f + 2]!;
+        seq[src]! += n;
+        if (max > highest[src]!) highest[src] = max;
+        if (max > newest) newest = max;
+        engine.skipForeign(n, max);
+        f += 3;
+        foldAt = f < folds!.length ? folds![f]! : -1;
+      }
       const t = ev.ts;
       if (t > highest[src]!) highest[src] = t;
       const at = ++seq[src]!;

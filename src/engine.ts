@@ -372,6 +372,12 @@ export class Engine {
     if (this.foreignRules.length > 0) this.handle(this.foreignRules, event, undefined);
   }
 
+  /** Partition runs: `n` lines of other partitions folded out of the merge (PartitionFilter.fold), the highest of their times `max`, in their place. */
+  skipForeign(n: number, max: number): void {
+    this.items += n;
+    if (max > this.globalTime) this.globalTime = max;
+  }
+
   /** Run the handlers of `list` for the event, on the timeline (none for another partition's line). */
   private handle(list: readonly { rule: Rule; index: number; handle: Handler }[], event: LockEvent, timeline: ResourceTimeline | undefined): void {
     this.currentTimeline = timeline;

@@ -25,6 +25,9 @@
  * events in the single run's order, and a rule across resources (clock-went-backwards) sees every
  * line of each clock domain. A placeholder from the key reader is not parsed: its other fields
  * are read back from its line only if a finding shows it.
+ *
+ * With one input, a placeholder that cannot change what the partition sees is folded away
+ * (PartitionFilter.fold): only counted, in its place, as a line of the merge with its time.
  */
 import type { EventType, LineReader, LockEvent, Observer } from '../model/event.js';
 import { partitionOf, partitionOfBytes } from '../partition/hash.js';
@@ -107,6 +110,26 @@ export class Placeholder implements LockEvent {
   }
 }
 
+/** A batch of a partition's merged input, with the lines folded out of it (PartitionFilter.fold). */
+export type FoldedBatch = LockEvent[] & {
+  /** Triples: before the item at index i, n lines of other partitions were folded, the highest of their times t. */
+  folds?: number[];
+};
+
+/** Whether one-input partition runs fold (PartitionFilter.fold), and the lines folded so far: for tests, which compare a run with and without. */
+export const folding = { enabled: true, folded: 0 };
+
+/** Clock domains PartitionFilter.fold follows at most (far below the 10 000 of clock-went-backwards and the Witness): past it, nothing more is folded. */
+export const FOLD_DOMAINS = 1000;
+
+/** What fold() keeps per clock domain. */
+interface FoldDomain {
+  /** The highest time of the domain's items so far. */
+  max: number;
+  /** The index in the batch of the domain's last item when it may be folded (a placeholder not below max), else -1. */
+  candidate: number;
+}
+
 export class PartitionFilter {
   readonly index: number;
   readonly count: number;
@@ -152,6 +175,97 @@ export class PartitionFilter {
     if (profile.partitionKey === undefined) return -1;
     const b = Buffer.from(text, 'utf8');
     return this.lookAt(profile, b, 0, b.length);
+  }
+
+  /** Set by analyze when the run has one input (see fold()). */
+  folding = false;
+  private readonly domains = new Map<string, FoldDomain>();
+
+  /**
+   * The items of one batch of a one-input partition run (toEvents' output, in file order), with
+   * the placeholders that cannot change what the partition sees folded out: a placeholder of
+   * another partition's line whose time is not below the highest time of its clock domain so far,
+   * and is not above the time of the next item of that domain, itself a placeholder (one that
+   * every rule and the Witness see where it is). Such a line is no step back in
+   * time, and its next item is none from it, so clock-went-backwards and the Witness see the same
+   * steps (with the same lines on either side) and the same highest times without it. What else
+   * the line does in the merge (a line counted in its place, its time in the input's and the
+   * run's highest time) it still does: the batch says, per kept item, how many lines were folded
+   * just before it and their highest time (FoldedBatch.folds). With several inputs nothing is
+   * folded, so that the inputs interleave in the merge exactly as in a single run.
+   *
+   * The domain's first item, and the last of a batch (whose next item is not known yet), are
+   * kept, so the rules meet every domain where a single run does.
+   */
+  fold(out: LockEvent[]): FoldedBatch {
+    if (!this.folding) return out;
+    const n = out.length;
+    const domains = this.domains;
+    let drop: Uint8Array | undefined;
+    let lastSource: string | undefined;
+    let last: FoldDomain | undefined;
+    const touched: FoldDomain[] = [];
+    let i = 0;
+    for (; i < n; i++) {
+      const e = out[i]!;
+      const t = e.ts;
+      let d: FoldDomain | undefined;
+      if (e.source === lastSource) d = last;
+      else {
+        d = domains.get(e.source);
+        if (d === undefined) {
+          if (domains.size >= FOLD_DOMAINS) {
+            // Too many clock domains to follow: nothing more is folded (what was decided stands).
+            this.folding = false;
+            break;
+          }
+          domains.set(e.source, { max: t, candidate: -1 });
+          lastSource = undefined;
+          last = undefined;
+          continue;
+        }
+        lastSource = e.source;
+        last = d;
+      }
+      // Only a placeholder is surely seen next where the candidate was (an event of this partition
+      // may pass the rules by: a resource over --max-resources, a lease-scoped event).
+      const foreign = e instanceof Placeholder && !e.apply;
+      const c = d!.candidate;
+      if (c !== -1) {
+        if (foreign && t >= out[c]!.ts) (drop ??= new Uint8Array(n))[c] = 1;
+        d!.candidate = -1;
+      }
+      if (foreign && !e.extra && t >= d!.max) {
+        if (d!.candidate === -1) touched.push(d!);
+        d!.candidate = i;
+      }
+      if (t > d!.max) d!.max = t;
+    }
+    // A candidate's next item is in a later batch: it is kept.
+    for (const d of touched) d.candidate = -1;
+    if (drop === undefined) return out;
+    const kept: FoldedBatch = [];
+    const folds: number[] = [];
+    let count = 0;
+    let max = -Infinity;
+    for (let k = 0; k < n; k++) {
+      const e = out[k]!;
+      if (drop[k] === 1) {
+        count++;
+        if (e.ts > max) max = e.ts;
+        continue;
+      }
+      if (count > 0) {
+        folds.push(kept.length, count, max);
+        count = 0;
+        max = -Infinity;
+      }
+      kept.push(e);
+    }
+    // A folded line's next item in its domain comes after it in this batch: no fold is left over.
+    kept.folds = folds;
+    folding.folded += n - kept.length;
+    return kept;
   }
 
   /** A placeholder for the line the key reader just read (`look`). */

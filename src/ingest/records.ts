@@ -284,7 +284,7 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
     summary.expanded += records.length - 1;
     for (const r of records) count(profile.toEvent(r, origin), stats, summary, line, out, part, false, profile);
   }
-  return out;
+  return part === undefined ? out : part.fold(out);
 }
 
 /** The key reader has not looked at the line, looked and could not read it, or read this partition's key. */

@@ -142,7 +142,9 @@ export interface Rule<S = any> {
    * (`--partition`), for the lines of other partitions, in their place in the merged order, so the
    * rule sees every line as a single run would. Only `ts`, `source`, `file` and `line` are at hand
    * at once (the rest is read from the line when asked for), `context.timeline` is not set, and the
-   * handler must not report.
+   * handler must not report. With one input, a line is left out when it cannot be a step back in
+   * time in its clock domain, nor be followed by one (ingest/partition.ts, PartitionFilter.fold):
+   * a handler must not depend on lines that lie, in time, between the two around them.
    */
   readonly onForeign?: Handler<S>;
 }
