@@ -13,9 +13,9 @@
  * would write. An input that is not a plain file as read by reference (gzip, a container log, a
  * first chunk that does not tell its wrapper) is read by every job itself, as before.
  *
- * Bounded: at most WINDOW batches of an input are in flight (the jobs share them); the next chunk
- * of an input is read only when every job has room for it, so the reader never runs ahead of the
- * slowest job by more than that.
+ * Bounded: at most WINDOW batches of one input are in flight, MIN_WINDOW or more of each of
+ * several (the jobs share them); the next chunk of an input is read only when every job has room
+ * for it, so the reader never runs ahead of the slowest job by more than that.
  */
 import { DECLINED_LOOK, DEFAULT_MAX_LINE_BYTES, isByteBatch, NOT_LOOKED, readLineBytes, type ByteLineBatch, type LineBatch } from '../ingest/lines.js';
 import { fileSource, InputError } from '../ingest/open.js';
@@ -29,11 +29,14 @@ import type { Profile } from '../profiles/types.js';
 export const FEED_CHUNK = 1024 * 1024;
 
 /**
- * Batches of one input sent to a job before it has taken one. Deep enough that the reader and the
- * jobs rarely wait for each other on a busy machine; the jobs share each batch, so at most this
- * many chunks of an input are held, whatever the number of jobs.
+ * Batches of one input sent to a job before it has taken one, with one input: deep enough that
+ * the reader and the jobs rarely wait for each other on a busy machine. The jobs share each batch,
+ * so this many chunks are held whatever the number of jobs. With several inputs (each read at
+ * once) it is shared out: WINDOW / inputs each, at least MIN_WINDOW.
  */
 export const WINDOW = 16;
+/** Batches of one of several inputs in flight at least. */
+export const MIN_WINDOW = 4;
 /** With many inputs (each read at once, see analyze's MANY_FILES), fewer. */
 export const MANY_INPUTS_WINDOW = 1;
 
@@ -129,7 +132,7 @@ export class Feeder {
   constructor(private readonly o: FeedOptions) {
     this.inFlight = new Int32Array(o.jobs * o.files.length);
     this.waiting = new Array(o.files.length).fill(undefined);
-    this.window = o.reopen ? MANY_INPUTS_WINDOW : WINDOW;
+    this.window = o.reopen ? MANY_INPUTS_WINDOW : Math.max(MIN_WINDOW, Math.floor(WINDOW / o.files.length));
   }
 
   /** A job took a batch of input `file`. */
