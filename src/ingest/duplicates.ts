@@ -18,7 +18,9 @@
  * events of one timestamp compared one by one while they are few, by a key of their canonical
  * fields once they are many: never quadratic, however many share a millisecond), and at most
  * MAX_REMEMBERED of them holding at most MAX_REMEMBERED_CHARS of text: memory is bounded, never
- * growing with the input. A copy that arrives more than the window behind the newest timestamp
+ * growing with the input. A line longer than MAX_REMEMBERED_LINE characters is remembered as a
+ * digest of its record (digest.ts: SHA-256 of a canonical serialization, equal exactly when the
+ * comparison below calls two records the same), so memory does not grow with line length either. A copy that arrives more than the window behind the newest timestamp
  * read (a file resent long after, far out of order), or past those bounds, is not recognised
  * and is analysed again, as without this check.
  *
@@ -28,12 +30,29 @@
  */
 import type { LineReader, LockEvent } from '../model/event.js';
 import { parseTimestamp } from '../model/time.js';
+import { DIGEST_CHARS, digestOfText, digestOfValue, LineDigest } from './digest.js';
 
 /** The window of remembered events when the clock-skew bound is smaller, ms. */
 export const DUPLICATE_WINDOW_MS = 1000;
 /** Events remembered at most, and the characters of their lines held at most. */
 export const MAX_REMEMBERED = 100_000;
 export const MAX_REMEMBERED_CHARS = 32 * 1024 * 1024;
+/** A line remembered as it is up to this many characters; a longer one as its digest. */
+export const MAX_REMEMBERED_LINE = 4096;
+
+/**
+ * The digests of events whose `text` is not their whole line (a long line of stdin read on the
+ * byte path keeps a shortened copy for display, see records.ts): the duplicate check compares
+ * those by this digest of the whole line, made when the line was read.
+ */
+const digests = new WeakMap<LockEvent, LineDigest>();
+let anyDigest = false;
+
+/** Note the digest of the whole line of `ev` (made from its bytes), for an event whose text is not its line. */
+export function noteDigest(ev: LockEvent, digest: LineDigest): void {
+  digests.set(ev, digest);
+  anyDigest = true;
+}
 
 interface Remembered {
   ts: number;
@@ -43,7 +62,7 @@ interface Remembered {
    * event later). An event of the byte path has neither, only where its line is (offset, bytes):
    * its line is read back the first time it must be compared, and kept here from then on.
    */
-  content: string | Readonly<Record<string, unknown>> | undefined;
+  content: string | Readonly<Record<string, unknown>> | LineDigest | undefined;
 }
 
 /** A line that could not be read back: never the same as anything. */
@@ -83,7 +102,7 @@ export class RecentEvents {
   /** True when `ev` is a copy of an event read before within the window; else it is remembered. */
   seen(ev: LockEvent): boolean {
     const ts = ev.ts;
-    let content: Remembered['content'] = ev.record ?? ev.text;
+    let content: Remembered['content'] = ev.record ?? (anyDigest ? digests.get(ev) : undefined) ?? ev.text;
     if (ts > this.newest) {
       // The usual case: nothing remembered has this timestamp.
       this.newest = ts;
@@ -101,7 +120,7 @@ export class RecentEvents {
       this.evResolved = false;
       if (copy) return true;
     }
-    this.remember({ ts, ev, content });
+    this.remember({ ts, ev, content: short(content) });
     if (this.size > this.maxEvents || this.chars > this.maxChars) this.evict();
     if (this.size > this.peak) this.peak = this.size;
     if (this.chars > this.peakChars) this.peakChars = this.chars;
@@ -136,8 +155,8 @@ export class RecentEvents {
     if (r.content !== undefined) return r.content;
     const c = this.readBack(r.ev);
     if (typeof c === 'string') {
-      r.content = c;
-      this.chars += charsOf(c);
+      r.content = short(c);
+      this.chars += charsOf(r.content);
     }
     return c;
   }
@@ -255,7 +274,16 @@ function add(map: Map<string, Remembered[]>, key: string, r: Remembered): void {
 }
 
 function charsOf(content: Remembered['content']): number {
-  return typeof content === 'string' ? content.length : 256;
+  return typeof content === 'string' ? content.length : content instanceof LineDigest ? DIGEST_CHARS : 256;
+}
+
+/** A content as it is remembered: a line longer than MAX_REMEMBERED_LINE as its digest. */
+function short(content: Remembered['content']): Remembered['content'] {
+  return typeof content === 'string' && content.length > MAX_REMEMBERED_LINE ? digestOfText(content) : content;
+}
+
+function digestOf(content: string | Readonly<Record<string, unknown>> | LineDigest): LineDigest {
+  return content instanceof LineDigest ? content : typeof content === 'string' ? digestOfText(content) : digestOfValue(content);
 }
 
 /** Same canonical fields (timestamps are compared by the caller). */
@@ -287,6 +315,8 @@ function keyOf(e: LockEvent): string {
 function sameContent(a: Remembered['content'], b: Remembered['content']): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined) return false;
+  // A long line is remembered as its digest: the other is compared by its digest too.
+  if (a instanceof LineDigest || b instanceof LineDigest) return digestOf(a).value === digestOf(b).value;
   // Compare as parsed values, key order aside, and a top-level timestamp by its instant: the same
   // record with its time written another way (`…00.000Z`, epoch ms) is a copy.
   let x: unknown;

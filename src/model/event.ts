@@ -115,7 +115,8 @@ export type LineReader = (file: string, offset: number, bytes: number) => string
 
 const CANONICAL_FIELDS = new Set(['ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source']);
 const MAX_DISPLAY_FIELDS = 12;
-const MAX_DISPLAY_CHARS = 200;
+/** Characters of a display field's string shown at most (a longer one is clipped, with an ellipsis). */
+export const MAX_DISPLAY_CHARS = 200;
 
 /** Non-canonical scalar fields of a record, clipped, for display (undefined when none). */
 export function displayFields(record: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined {
