@@ -312,7 +312,8 @@ function keyOf(e: LockEvent): string {
   return `${e.ts}\u0000${e.type}\u0000${e.resource}\u0000${e.result}\u0000${e.ownerId ?? '\u0001'}\u0000${e.leaseId ?? '\u0001'}\u0000${e.operationId ?? '\u0001'}\u0000${e.fenceToken ?? '\u0001'}\u0000${e.ttlMs ?? '\u0001'}\u0000${e.observer}\u0000${givenSource(e) ?? '\u0001'}`;
 }
 
-function sameContent(a: Remembered['content'], b: Remembered['content']): boolean {
+/** Whether two remembered contents are the same record (see above; exported for the digest's tests). */
+export function sameContent(a: Remembered['content'], b: Remembered['content']): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined) return false;
   // A long line is remembered as its digest: the other is compared by its digest too.
