@@ -153,6 +153,28 @@ describe('the duplicate check holds no long line', () => {
     expect(atBound.peakChars).toBe(MAX_REMEMBERED_LINE);
   });
 
+  it('a remembered long line is held neither as text nor through its event, nor a large record', () => {
+    const recent = new RecentEvents(200_000);
+    // Not ASCII: the byte path declines it, and its event holds its text (the string path's).
+    const text = (i: number) => long(i, ' é');
+    for (let i = 0; i < 50; i++) recent.seen(event(1772359200000 + i, text(i)));
+    const record = (i: number): LockEvent => ({ ...event(1772359300000 + i, ''), text: undefined, record: { ts: 1772359300000 + i, msg: 'r'.repeat(50_000) } });
+    for (let i = 0; i < 50; i++) recent.seen(record(i));
+    const held = (recent as unknown as { q: ({ ev: LockEvent; content: unknown } | undefined)[] }).q.filter((r) => r !== undefined);
+    expect(held).toHaveLength(100);
+    for (const r of held) {
+      expect(r.content).toBeInstanceOf(LineDigest);
+      expect(r.ev.text).toBeUndefined();
+      expect(r.ev.record).toBeUndefined();
+    }
+    expect(recent.peakChars).toBeLessThanOrEqual(100 * DIGEST_CHARS);
+    // And they are still compared: the same line and record again are copies, others are not.
+    expect(recent.seen(event(1772359200000 + 49, text(49)))).toBe(true);
+    expect(recent.seen(event(1772359200000 + 49, text(48)))).toBe(false);
+    expect(recent.seen(record(49))).toBe(true);
+    expect(recent.seen({ ...record(49), record: { ts: 1772359300049, msg: 'r'.repeat(50_001) } })).toBe(false);
+  });
+
   it('still tells a copy of a long line from a line that differs at its very end', () => {
     const recent = new RecentEvents(1000);
     const ts = 1772359200000;

@@ -28,7 +28,7 @@
  * from a copy: log an operationId, a lease or a token that differ (a retry that really happened
  * differs in its timestamp or in some field, and is analysed).
  */
-import type { LineReader, LockEvent } from '../model/event.js';
+import { KeptEvent, keptString, type LineReader, type LockEvent } from '../model/event.js';
 import { parseTimestamp } from '../model/time.js';
 import { DIGEST_CHARS, digestOfText, digestOfValue, LineDigest } from './digest.js';
 
@@ -120,7 +120,9 @@ export class RecentEvents {
       this.evResolved = false;
       if (copy) return true;
     }
-    this.remember({ ts, ev, content: short(content) });
+    const kept = short(content);
+    // Remembered as its digest: not the event either, which holds the line (or the record).
+    this.remember({ ts, ev: kept === content ? ev : slim(ev), content: kept });
     if (this.size > this.maxEvents || this.chars > this.maxChars) this.evict();
     if (this.size > this.peak) this.peak = this.size;
     if (this.chars > this.peakChars) this.peakChars = this.chars;
@@ -274,12 +276,33 @@ function add(map: Map<string, Remembered[]>, key: string, r: Remembered): void {
 }
 
 function charsOf(content: Remembered['content']): number {
-  return typeof content === 'string' ? content.length : content instanceof LineDigest ? DIGEST_CHARS : 256;
+  return typeof content === 'string' ? content.length : content instanceof LineDigest ? DIGEST_CHARS : content === undefined ? 256 : Math.max(256, recordChars(content));
 }
 
-/** A content as it is remembered: a line longer than MAX_REMEMBERED_LINE as its digest. */
+/** A content as it is remembered: a line longer than MAX_REMEMBERED_LINE, or a record holding more than that many characters, as its digest. */
 function short(content: Remembered['content']): Remembered['content'] {
-  return typeof content === 'string' && content.length > MAX_REMEMBERED_LINE ? digestOfText(content) : content;
+  if (typeof content === 'string') return content.length > MAX_REMEMBERED_LINE ? digestOfText(content) : content;
+  if (content === undefined || content instanceof LineDigest) return content;
+  return recordChars(content) > MAX_REMEMBERED_LINE ? digestOfValue(content) : content;
+}
+
+/** About the characters a record holds: its keys and top-level strings, and 256 for anything nested. */
+function recordChars(record: Readonly<Record<string, unknown>>): number {
+  let n = 0;
+  for (const k in record) {
+    const v = record[k];
+    n += k.length + (typeof v === 'string' ? v.length : v !== null && typeof v === 'object' ? 256 : 8);
+  }
+  return n;
+}
+
+/**
+ * The event's canonical fields and where its line is, and nothing else: what a remembered event
+ * compared by digest keeps (strings detached: a value sliced from a long line would keep it).
+ */
+function slim(ev: LockEvent): LockEvent {
+  const opt = (s: string | undefined) => (s === undefined ? undefined : keptString(s, false));
+  return new KeptEvent(ev.ts, ev.type, keptString(ev.resource, false), opt(ev.ownerId), opt(ev.leaseId), opt(ev.operationId), ev.fenceToken, ev.ttlMs, keptString(ev.result, false), ev.observer, ev.source === ev.file ? ev.file : keptString(ev.source, false), ev.file, ev.line, undefined, undefined, ev.offset, ev.bytes);
 }
 
 function digestOf(content: string | Readonly<Record<string, unknown>> | LineDigest): LineDigest {
