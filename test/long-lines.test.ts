@@ -61,6 +61,37 @@ describe('a line longer than a chunk stays bytes', () => {
   });
 });
 
+describe('the byte path on long strings', () => {
+  it('finds the end of a long string, and declines one with an escape, a control character or a byte above 0x7f, wherever it lies', () => {
+    const specials: [string, boolean][] = [['\\"', false], ['\\\\', false], ['\\t', false], ['\\u0001', false], ['é', false], ['\\u007f', true], ['~', true], [' ', true]];
+    for (const len of [250, 256, 257, 300, 1031]) {
+      for (const at of [0, 1, 2, 3, 255, 256, 257, 258, 259, len - 1]) {
+        if (at >= len) continue;
+        for (const [special, plain] of specials) {
+          for (const pad of [0, 1, 2, 3]) {
+            const msg = 'm'.repeat(at) + JSON.parse(`"${special}"`) + 'n'.repeat(len - at - 1);
+            const line = `{"ts":"2026-03-01T10:00:00.000Z","type":"acquire","resource":"r","msg":${JSON.stringify(msg)},"after":"x"}`;
+            const bytes = Buffer.concat([Buffer.alloc(pad, 32), Buffer.from(line), Buffer.from('\n')]);
+            // Copied so that the line's bytes start at each offset modulo 4 of the buffer's memory.
+            const b = Buffer.from(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+            const ev = fastCanonicalBytes(b, pad, pad + Buffer.byteLength(line), { file: 'f', line: 1, source: 'f' });
+            const where = `${JSON.stringify(special)} at ${at} of ${len}, pad ${pad}`;
+            if (!plain) expect(ev, where).toBeUndefined();
+            else {
+              expect(ev, where).toBeDefined();
+              expect(ev!.resource).toBe('r');
+            }
+          }
+        }
+      }
+    }
+    // A string that never ends within the line is no event of this path.
+    const open = `{"ts":"2026-03-01T10:00:00.000Z","type":"acquire","resource":"r","msg":"${'m'.repeat(2000)}`;
+    expect(fastCanonicalBytes(Buffer.from(open + '\n'), 0, open.length, { file: 'f', line: 1, source: 'f' })).toBeUndefined();
+    expect(fastCanonicalBytes(Buffer.from(open), 0, open.length, { file: 'f', line: 1, source: 'f' })).toBeUndefined();
+  });
+});
+
 // --- The digest ----------------------------------------------------------------------------------
 
 const KEYS = ['ts', 'type', 'resource', 'msg', 'attempt', 'at', 'when', 'n', 'ok', 'x'];
