@@ -260,6 +260,11 @@ describe('long lines, whole runs', () => {
     const norm = (r: Report) => findings(r).replaceAll(join(dir, 'in.ndjson.gz'), 'IN').replaceAll(join(dir, 'in.ndjson'), 'IN').replaceAll('"stdin"', '"IN"');
     expect(norm(stdin)).toBe(norm(file));
     expect(norm(gz)).toBe(norm(file));
+    // The same log from the file and from stdin: every line of the second is a copy (compared by
+    // the digest of the line read back and the digest of stdin's bytes).
+    const both = await analyze({ files: [join(dir, 'in.ndjson')], streams: [{ name: 'stdin', stream: Readable.from(chunksOf(Buffer.from(text), 65536)) }], workers: 'off' });
+    expect(both.input).toMatchObject({ lines: 14, events: 6, duplicates: 8 });
+    expect(norm(both)).toBe(norm(file));
     // The evidence shows the clipped msg, never the line.
     const shown = JSON.stringify(stdin.findings);
     expect(shown).toContain('op-2:lease log line');

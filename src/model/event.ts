@@ -52,7 +52,10 @@ export interface LockEvent {
   /**
    * The JSON line itself, in place of a record parsed from it (the canonical fast path never
    * parses one; other JSON profiles drop theirs): the record is parsed back only when display
-   * fields are needed. Kept by kept writes whose line is at most MAX_KEPT_LINE characters.
+   * fields are needed. Kept by kept writes whose line is at most MAX_KEPT_LINE characters. For a
+   * long canonical line of an input that cannot be read back (stdin, a pipe, gzip), a shortened
+   * copy of the line: its string values cut past MAX_DISPLAY_CHARS, so the same display fields
+   * (ingest/records.ts; the duplicate check compares such a line by the digest of the whole line).
    */
   readonly text?: string;
   /** Non-canonical scalar fields of the record, clipped: what is kept for display (writes only, once kept). */
