@@ -114,6 +114,18 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
   // line over many chunks is not copied again with each chunk).
   let carry: Buffer[] | undefined;
   let carryLength = 0;
+  // Without decoding (readLineBytes), the pieces are copied straight into one buffer, reused from
+  // line to line (a batch's chunk is valid only until the next batch is asked for): a long line
+  // costs no new buffer of its length.
+  let joinBuf = decodeAll ? undefined : Buffer.allocUnsafe(0);
+  const room = (n: number): Buffer => {
+    if (joinBuf!.length < n) {
+      const next = Buffer.allocUnsafe(Math.min(Math.max(n, joinBuf!.length * 2, 64 * 1024), Math.max(n, max)));
+      joinBuf!.copy(next, 0, 0, carryLength);
+      joinBuf = next;
+    }
+    return joinBuf!;
+  };
   let skipping = false; // inside a line that is over the cap
   let lineNo = 1;
   let first = true;
@@ -146,9 +158,9 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
         const total = carryLength + (nl - start);
         if (total > max) lines.push(null);
         else {
-          carry.push(chunk.subarray(start, nl));
-          const joined = Buffer.concat(carry, total);
           if (starts !== undefined) {
+            chunk.copy(room(total), carryLength, start, nl);
+            const joined = joinBuf!.subarray(0, total);
             // Undecoded too: the line's bytes, joined, as a batch of its own (it is the first line
             // of this chunk, so the batch so far is empty), so that a long line is never made a string.
             carry = undefined;
@@ -166,7 +178,8 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
             ends!.length = 0;
             continue;
           }
-          push(lines, decode(joined, 0, total, first), bad);
+          carry.push(chunk.subarray(start, nl));
+          push(lines, decode(Buffer.concat(carry, total), 0, total, first), bad);
         }
         carry = undefined;
         carryLength = 0;
@@ -197,7 +210,9 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
         skipping = true;
       } else {
         // Copy: the chunk's memory may be reused by the stream.
-        (carry ??= []).push(Buffer.from(rest));
+        carry ??= [];
+        if (joinBuf !== undefined) rest.copy(room(size), carryLength);
+        else carry.push(Buffer.from(rest));
         carryLength = size;
       }
     }
@@ -206,7 +221,7 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
   }
   if (skipping) yield { firstLine: lineNo, lines: [null] };
   else if (carry !== undefined && carryLength > 0) {
-    const joined = Buffer.concat(carry, carryLength);
+    const joined = joinBuf !== undefined ? joinBuf.subarray(0, carryLength) : Buffer.concat(carry, carryLength);
     if (!decodeAll) {
       const [s, e] = bounds(joined, 0, carryLength, first);
       yield { firstLine: lineNo, lines: [undefined], offsets: [lineStart], lengths: [carryLength], chunk: joined, starts: [s], ends: [e] };
