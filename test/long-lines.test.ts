@@ -206,6 +206,22 @@ describe('the duplicate check holds no long line', () => {
     expect(recent.seen({ ...record(49), record: { ts: 1772359300049, msg: 'r'.repeat(50_001) } })).toBe(false);
   });
 
+  it('a line read back counts what it holds, once: forgotten, nothing is left counted', () => {
+    const lines = new Map<number, string>([[0, long(0)], [1, long(0, '!')], [2, '{"short":1}'], [3, '{"short":1}']]);
+    const recent = new RecentEvents(1000, undefined, undefined, (_f, offset) => lines.get(offset)!);
+    const byRef = (ts: number, offset: number): LockEvent => ({ ...event(ts, ''), text: undefined, offset, bytes: lines.get(offset)!.length });
+    const ts = 1772359200000;
+    expect(recent.seen(byRef(ts, 0))).toBe(false);
+    expect(recent.seen(byRef(ts, 1))).toBe(false); // both read back, compared by digest
+    expect(recent.seen(byRef(ts, 0))).toBe(true);
+    expect(recent.seen(byRef(ts + 1, 2))).toBe(false);
+    expect(recent.seen(byRef(ts + 1, 3))).toBe(true);
+    const chars = () => (recent as unknown as { chars: number }).chars;
+    expect(chars()).toBe(2 * DIGEST_CHARS + '{"short":1}'.length);
+    recent.seen(event(ts + 10_000, '{}'));
+    expect(chars()).toBe(2);
+  });
+
   it('still tells a copy of a long line from a line that differs at its very end', () => {
     const recent = new RecentEvents(1000);
     const ts = 1772359200000;

@@ -11,7 +11,7 @@
  * The digest is made from a parsed value (digestOfValue: a record, or a line's text parsed), or
  * straight from the bytes of a line the canonical byte path read (digestOfBytes: one flat object
  * of ASCII keys and values without escapes), without decoding the line; both give the same
- * digest for the same record (test/digest.test.ts).
+ * digest for the same record (test/long-lines.test.ts).
  *
  * The serialization: a string is `s<length in UTF-16 units>:` and its UTF-8 bytes (a string that
  * is not well-formed UTF-16, a lone surrogate, is `w<length>:` and its UTF-16 units, so that two

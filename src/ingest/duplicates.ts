@@ -18,11 +18,12 @@
  * events of one timestamp compared one by one while they are few, by a key of their canonical
  * fields once they are many: never quadratic, however many share a millisecond), and at most
  * MAX_REMEMBERED of them holding at most MAX_REMEMBERED_CHARS of text: memory is bounded, never
- * growing with the input. A line longer than MAX_REMEMBERED_LINE characters is remembered as a
- * digest of its record (digest.ts: SHA-256 of a canonical serialization, equal exactly when the
- * comparison below calls two records the same), so memory does not grow with line length either. A copy that arrives more than the window behind the newest timestamp
- * read (a file resent long after, far out of order), or past those bounds, is not recognised
- * and is analysed again, as without this check.
+ * growing with the input. A line longer than MAX_REMEMBERED_LINE characters (or a record holding
+ * more) is remembered as a digest of its record (digest.ts: SHA-256 of a canonical serialization,
+ * equal exactly when the comparison below calls two records the same) and its event as its
+ * canonical fields only, so memory does not grow with line length either. A copy that arrives
+ * more than the window behind the newest timestamp read (a file resent long after, far out of
+ * order), or past those bounds, is not recognised and is analysed again, as without this check.
  *
  * Two genuinely separate effects logged identically in the same millisecond cannot be told apart
  * from a copy: log an operationId, a lease or a token that differ (a retry that really happened
@@ -63,6 +64,8 @@ interface Remembered {
    * its line is read back the first time it must be compared, and kept here from then on.
    */
   content: string | Readonly<Record<string, unknown>> | LineDigest | undefined;
+  /** What `content` counts against MAX_REMEMBERED_CHARS (charsOf, once). */
+  chars: number;
 }
 
 /** A line that could not be read back: never the same as anything. */
@@ -122,7 +125,7 @@ export class RecentEvents {
     }
     const kept = short(content);
     // Remembered as its digest: not the event either, which holds the line (or the record).
-    this.remember({ ts, ev: kept === content ? ev : slim(ev), content: kept });
+    this.remember({ ts, ev: kept === content ? ev : slim(ev), content: kept, chars: charsOf(kept) });
     if (this.size > this.maxEvents || this.chars > this.maxChars) this.evict();
     if (this.size > this.peak) this.peak = this.size;
     if (this.chars > this.peakChars) this.peakChars = this.chars;
@@ -158,7 +161,9 @@ export class RecentEvents {
     const c = this.readBack(r.ev);
     if (typeof c === 'string') {
       r.content = short(c);
-      this.chars += charsOf(r.content);
+      const chars = charsOf(r.content);
+      this.chars += chars - r.chars;
+      r.chars = chars;
     }
     return c;
   }
@@ -208,7 +213,7 @@ export class RecentEvents {
 
   private remember(r: Remembered): void {
     this.q.push(r);
-    this.chars += charsOf(r.content);
+    this.chars += r.chars;
     if (r.ts === this.hotTs && this.hot !== undefined) add(this.hot, keyOf(r.ev), r);
     const list = this.index?.get(r.ts);
     if (list !== undefined) list.push(r);
@@ -244,7 +249,7 @@ export class RecentEvents {
 
   private dropAt(h: number): number {
     const r = this.q[h]!;
-    this.chars -= charsOf(r.content);
+    this.chars -= r.chars;
     if (this.index !== undefined) this.index.delete(r.ts);
     if (r.ts === this.hotTs && this.hot !== undefined) {
       const key = keyOf(r.ev);
