@@ -92,6 +92,22 @@ describe('the byte path on long strings', () => {
   });
 });
 
+describe('the buffer a line over chunks is joined in', () => {
+  it('is reused from one long line to the next, and let go once lines are short again', async () => {
+    const long = (c: string) => c.repeat(100_000);
+    const text = [long('a'), long('b'), 'x'.repeat(300), 'y'.repeat(300), long('c')].join('\n') + '\n';
+    const seen: { first: number; buffer: ArrayBufferLike; text: string }[] = [];
+    for await (const raw of readLineBytes(chunksOf(Buffer.from(text), 256))) {
+      // Read now: the batch's bytes are valid only until the next batch is asked for.
+      if (isByteBatch(raw) && raw.lines.length === 1 && raw.lines[0] === undefined && raw.ends[0]! - raw.starts[0]! > 256) seen.push({ first: raw.firstLine, buffer: raw.chunk.buffer, text: raw.chunk.toString('latin1', raw.starts[0], raw.ends[0]) });
+    }
+    expect(seen.map((x) => x.first)).toEqual([1, 2, 3, 4, 5]);
+    expect(seen.map((x) => x.text)).toEqual(text.split('\n').slice(0, 5));
+    expect(seen[1]!.buffer).toBe(seen[0]!.buffer); // reused
+    expect(seen[3]!.buffer).not.toBe(seen[0]!.buffer); // let go: short lines do not keep 100 KB
+  });
+});
+
 // --- The digest ----------------------------------------------------------------------------------
 
 const KEYS = ['ts', 'type', 'resource', 'msg', 'attempt', 'at', 'when', 'n', 'ok', 'x'];

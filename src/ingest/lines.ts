@@ -116,11 +116,12 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
   let carryLength = 0;
   // Without decoding (readLineBytes), the pieces are copied straight into one buffer, reused from
   // line to line (a batch's chunk is valid only until the next batch is asked for): a long line
-  // costs no new buffer of its length.
-  let joinBuf = decodeAll ? undefined : Buffer.allocUnsafe(0);
+  // costs no new buffer of its length. It is let go when a line uses less than a quarter of it,
+  // so an input holds one only while its lines are long (with many inputs, at most one each).
+  let joinBuf = decodeAll ? undefined : EMPTY;
   const room = (n: number): Buffer => {
     if (joinBuf!.length < n) {
-      const next = Buffer.allocUnsafe(Math.min(Math.max(n, joinBuf!.length * 2, 64 * 1024), Math.max(n, max)));
+      const next = Buffer.allocUnsafe(Math.min(Math.max(n, joinBuf!.length * 2, 4096), Math.max(n, max)));
       joinBuf!.copy(next, 0, 0, carryLength);
       joinBuf = next;
     }
@@ -168,6 +169,7 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
             const [s, e] = bounds(joined, 0, total, first);
             first = false;
             yield { firstLine, lines: [undefined], offsets, lengths, chunk: joined, starts: [s], ends: [e] };
+            if (joinBuf!.length > 16 * 1024 && total * 4 < joinBuf!.length) joinBuf = EMPTY;
             lineNo++;
             start = nl + 1;
             lineStart = pos + start;
@@ -233,6 +235,8 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
     yield { firstLine: lineNo, lines, invalidUtf8: bad.set, offsets: [lineStart], lengths: [carryLength] };
   }
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function decode(buf: Buffer, start: number, end: number, first: boolean): string {
   const [s, e] = bounds(buf, start, end, first);
