@@ -238,6 +238,19 @@ describe('the duplicate check holds no long line', () => {
     expect(chars()).toBe(2);
   });
 
+  it('recognises every copy however many lines were read back before (the budget does not drift)', () => {
+    // A budget of 10 000 characters: a drift of 256 per line read back would exceed it after 40 lines.
+    const text = (i: number) => `{"ts":${1772359200000 + i},"n":${i}}`;
+    const recent = new RecentEvents(1000, undefined, 10_000, (_f, offset) => text(offset));
+    const byRef = (i: number): LockEvent => ({ ...event(1772359200000 + i, ''), text: undefined, offset: i, bytes: text(i).length });
+    let copies = 0;
+    for (let i = 0; i < 500; i++) {
+      recent.seen(byRef(i));
+      if (recent.seen(byRef(i))) copies++;
+    }
+    expect(copies).toBe(500);
+  });
+
   it('still tells a copy of a long line from a line that differs at its very end', () => {
     const recent = new RecentEvents(1000);
     const ts = 1772359200000;
