@@ -580,7 +580,7 @@ async function* workerSource(job: Parameters<typeof workerEvents>[0], stats: Inp
 
 async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, summary: FileSummary, maxLineBytes: number | undefined, progress?: ProgressState, byReference = false, part?: PartitionFilter): AsyncGenerator<LockEvent[]> {
   const chunks = progress === undefined ? input.open() : counted(input.open(), input.name, progress);
-  for await (const { events, lines } of parseSource(chunks, input.name, profile, stats, summary, maxLineBytes, byReference, part)) {
+  for await (const { events, lines } of parseSource(chunks, input.name, profile, stats, summary, maxLineBytes, byReference, part, true)) {
     if (progress !== undefined) {
       progress.info.lines += lines;
       progress.report(progress.info);

@@ -18,22 +18,42 @@
  * events of one timestamp compared one by one while they are few, by a key of their canonical
  * fields once they are many: never quadratic, however many share a millisecond), and at most
  * MAX_REMEMBERED of them holding at most MAX_REMEMBERED_CHARS of text: memory is bounded, never
- * growing with the input. A copy that arrives more than the window behind the newest timestamp
- * read (a file resent long after, far out of order), or past those bounds, is not recognised
- * and is analysed again, as without this check.
+ * growing with the input. A line longer than MAX_REMEMBERED_LINE characters (or a record holding
+ * more) is remembered as a digest of its record (digest.ts: SHA-256 of a canonical serialization,
+ * equal exactly when the comparison below calls two records the same) and its event as its
+ * canonical fields only, so memory does not grow with line length either. A copy that arrives
+ * more than the window behind the newest timestamp read (a file resent long after, far out of
+ * order), or past those bounds, is not recognised and is analysed again, as without this check.
  *
  * Two genuinely separate effects logged identically in the same millisecond cannot be told apart
  * from a copy: log an operationId, a lease or a token that differ (a retry that really happened
  * differs in its timestamp or in some field, and is analysed).
  */
-import type { LineReader, LockEvent } from '../model/event.js';
+import { KeptEvent, keptString, type LineReader, type LockEvent } from '../model/event.js';
 import { parseTimestamp } from '../model/time.js';
+import { DIGEST_CHARS, digestOfText, digestOfValue, LineDigest } from './digest.js';
 
 /** The window of remembered events when the clock-skew bound is smaller, ms. */
 export const DUPLICATE_WINDOW_MS = 1000;
 /** Events remembered at most, and the characters of their lines held at most. */
 export const MAX_REMEMBERED = 100_000;
 export const MAX_REMEMBERED_CHARS = 32 * 1024 * 1024;
+/** A line remembered as it is up to this many characters; a longer one as its digest. */
+export const MAX_REMEMBERED_LINE = 4096;
+
+/**
+ * The digests of events whose `text` is not their whole line (a long line of stdin read on the
+ * byte path keeps a shortened copy for display, see records.ts): the duplicate check compares
+ * those by this digest of the whole line, made when the line was read.
+ */
+const digests = new WeakMap<LockEvent, LineDigest>();
+let anyDigest = false;
+
+/** Note the digest of the whole line of `ev` (made from its bytes), for an event whose text is not its line. */
+export function noteDigest(ev: LockEvent, digest: LineDigest): void {
+  digests.set(ev, digest);
+  anyDigest = true;
+}
 
 interface Remembered {
   ts: number;
@@ -43,7 +63,9 @@ interface Remembered {
    * event later). An event of the byte path has neither, only where its line is (offset, bytes):
    * its line is read back the first time it must be compared, and kept here from then on.
    */
-  content: string | Readonly<Record<string, unknown>> | undefined;
+  content: string | Readonly<Record<string, unknown>> | LineDigest | undefined;
+  /** What `content` counts against MAX_REMEMBERED_CHARS (charsOf, once). */
+  chars: number;
 }
 
 /** A line that could not be read back: never the same as anything. */
@@ -83,7 +105,7 @@ export class RecentEvents {
   /** True when `ev` is a copy of an event read before within the window; else it is remembered. */
   seen(ev: LockEvent): boolean {
     const ts = ev.ts;
-    let content: Remembered['content'] = ev.record ?? ev.text;
+    let content: Remembered['content'] = ev.record ?? (anyDigest ? digests.get(ev) : undefined) ?? ev.text;
     if (ts > this.newest) {
       // The usual case: nothing remembered has this timestamp.
       this.newest = ts;
@@ -101,7 +123,9 @@ export class RecentEvents {
       this.evResolved = false;
       if (copy) return true;
     }
-    this.remember({ ts, ev, content });
+    const kept = short(content);
+    // Remembered as its digest: not the event either, which holds the line (or the record).
+    this.remember({ ts, ev: kept === content ? ev : slim(ev), content: kept, chars: charsOf(kept) });
     if (this.size > this.maxEvents || this.chars > this.maxChars) this.evict();
     if (this.size > this.peak) this.peak = this.size;
     if (this.chars > this.peakChars) this.peakChars = this.chars;
@@ -136,8 +160,10 @@ export class RecentEvents {
     if (r.content !== undefined) return r.content;
     const c = this.readBack(r.ev);
     if (typeof c === 'string') {
-      r.content = c;
-      this.chars += charsOf(c);
+      r.content = short(c);
+      const chars = charsOf(r.content);
+      this.chars += chars - r.chars;
+      r.chars = chars;
     }
     return c;
   }
@@ -187,7 +213,7 @@ export class RecentEvents {
 
   private remember(r: Remembered): void {
     this.q.push(r);
-    this.chars += charsOf(r.content);
+    this.chars += r.chars;
     if (r.ts === this.hotTs && this.hot !== undefined) add(this.hot, keyOf(r.ev), r);
     const list = this.index?.get(r.ts);
     if (list !== undefined) list.push(r);
@@ -223,7 +249,7 @@ export class RecentEvents {
 
   private dropAt(h: number): number {
     const r = this.q[h]!;
-    this.chars -= charsOf(r.content);
+    this.chars -= r.chars;
     if (this.index !== undefined) this.index.delete(r.ts);
     if (r.ts === this.hotTs && this.hot !== undefined) {
       const key = keyOf(r.ev);
@@ -255,7 +281,37 @@ function add(map: Map<string, Remembered[]>, key: string, r: Remembered): void {
 }
 
 function charsOf(content: Remembered['content']): number {
-  return typeof content === 'string' ? content.length : 256;
+  return typeof content === 'string' ? content.length : content instanceof LineDigest ? DIGEST_CHARS : content === undefined ? 256 : Math.max(256, recordChars(content));
+}
+
+/** A content as it is remembered: a line longer than MAX_REMEMBERED_LINE, or a record holding more than that many characters, as its digest. */
+function short(content: Remembered['content']): Remembered['content'] {
+  if (typeof content === 'string') return content.length > MAX_REMEMBERED_LINE ? digestOfText(content) : content;
+  if (content === undefined || content instanceof LineDigest) return content;
+  return recordChars(content) > MAX_REMEMBERED_LINE ? digestOfValue(content) : content;
+}
+
+/** About the characters a record holds: its keys and top-level strings, and 256 for anything nested. */
+function recordChars(record: Readonly<Record<string, unknown>>): number {
+  let n = 0;
+  for (const k in record) {
+    const v = record[k];
+    n += k.length + (typeof v === 'string' ? v.length : v !== null && typeof v === 'object' ? 256 : 8);
+  }
+  return n;
+}
+
+/**
+ * The event's canonical fields and where its line is, and nothing else: what a remembered event
+ * compared by digest keeps (strings detached: a value sliced from a long line would keep it).
+ */
+function slim(ev: LockEvent): LockEvent {
+  const opt = (s: string | undefined) => (s === undefined ? undefined : keptString(s, false));
+  return new KeptEvent(ev.ts, ev.type, keptString(ev.resource, false), opt(ev.ownerId), opt(ev.leaseId), opt(ev.operationId), ev.fenceToken, ev.ttlMs, keptString(ev.result, false), ev.observer, ev.source === ev.file ? ev.file : keptString(ev.source, false), ev.file, ev.line, undefined, undefined, ev.offset, ev.bytes);
+}
+
+function digestOf(content: string | Readonly<Record<string, unknown>> | LineDigest): LineDigest {
+  return content instanceof LineDigest ? content : typeof content === 'string' ? digestOfText(content) : digestOfValue(content);
 }
 
 /** Same canonical fields (timestamps are compared by the caller). */
@@ -284,9 +340,12 @@ function keyOf(e: LockEvent): string {
   return `${e.ts}\u0000${e.type}\u0000${e.resource}\u0000${e.result}\u0000${e.ownerId ?? '\u0001'}\u0000${e.leaseId ?? '\u0001'}\u0000${e.operationId ?? '\u0001'}\u0000${e.fenceToken ?? '\u0001'}\u0000${e.ttlMs ?? '\u0001'}\u0000${e.observer}\u0000${givenSource(e) ?? '\u0001'}`;
 }
 
-function sameContent(a: Remembered['content'], b: Remembered['content']): boolean {
+/** Whether two remembered contents are the same record (see above; exported for the digest's tests). */
+export function sameContent(a: Remembered['content'], b: Remembered['content']): boolean {
   if (a === b) return true;
   if (a === undefined || b === undefined) return false;
+  // A long line is remembered as its digest: the other is compared by its digest too.
+  if (a instanceof LineDigest || b instanceof LineDigest) return digestOf(a).value === digestOf(b).value;
   // Compare as parsed values, key order aside, and a top-level timestamp by its instant: the same
   // record with its time written another way (`…00.000Z`, epoch ms) is a copy.
   let x: unknown;

@@ -37,8 +37,9 @@ export interface LineBatch {
  * A batch of lines whose bytes are not decoded yet (readLineBytes): `lines[i]` is `undefined`
  * for a line that lies whole in `chunk`, at [starts[i], ends[i]) (its BOM and CR already left
  * out); such a line is decoded only when something needs its text (decodeLine). Lines over the
- * cap are `null`, lines that spanned chunks are decoded as in readLines. `invalidUtf8` only
- * knows of the decoded ones.
+ * cap are `null`. A line that spanned chunks is not decoded either: its pieces are joined into a
+ * buffer of its own, given as a batch of that one line (so a long line is never made a string
+ * unless something needs its text). `invalidUtf8` only knows of the decoded ones.
  */
 export interface ByteLineBatch extends Omit<LineBatch, 'lines'> {
   readonly lines: (string | null | undefined)[];
@@ -113,6 +114,19 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
   // line over many chunks is not copied again with each chunk).
   let carry: Buffer[] | undefined;
   let carryLength = 0;
+  // Without decoding (readLineBytes), the pieces are copied straight into one buffer, reused from
+  // line to line (a batch's chunk is valid only until the next batch is asked for): a long line
+  // costs no new buffer of its length. It is let go when a line uses less than a quarter of it,
+  // so an input holds one only while its lines are long (with many inputs, at most one each).
+  let joinBuf = decodeAll ? undefined : EMPTY;
+  const room = (n: number): Buffer => {
+    if (joinBuf!.length < n) {
+      const next = Buffer.allocUnsafe(Math.min(Math.max(n, joinBuf!.length * 2, 4096), Math.max(n, max)));
+      joinBuf!.copy(next, 0, 0, carryLength);
+      joinBuf = next;
+    }
+    return joinBuf!;
+  };
   let skipping = false; // inside a line that is over the cap
   let lineNo = 1;
   let first = true;
@@ -121,12 +135,12 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
   let lineStart = 0;
   for await (const chunk of chunks) {
     const lines: (string | null | undefined)[] = [];
-    const offsets: number[] = [];
-    const lengths: number[] = [];
+    let offsets: number[] = [];
+    let lengths: number[] = [];
     const starts: number[] | undefined = decodeAll ? undefined : [];
     const ends: number[] | undefined = decodeAll ? undefined : [];
     const bad: { set?: Set<number> } = {};
-    const firstLine = lineNo;
+    let firstLine = lineNo;
     let start = 0;
     for (;;) {
       const nl = chunk.indexOf(10, start);
@@ -145,6 +159,27 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
         const total = carryLength + (nl - start);
         if (total > max) lines.push(null);
         else {
+          if (starts !== undefined) {
+            chunk.copy(room(total), carryLength, start, nl);
+            const joined = joinBuf!.subarray(0, total);
+            // Undecoded too: the line's bytes, joined, as a batch of its own (it is the first line
+            // of this chunk, so the batch so far is empty), so that a long line is never made a string.
+            carry = undefined;
+            carryLength = 0;
+            const [s, e] = bounds(joined, 0, total, first);
+            first = false;
+            yield { firstLine, lines: [undefined], offsets, lengths, chunk: joined, starts: [s], ends: [e] };
+            if (joinBuf!.length > 16 * 1024 && total * 4 < joinBuf!.length) joinBuf = EMPTY;
+            lineNo++;
+            start = nl + 1;
+            lineStart = pos + start;
+            firstLine = lineNo;
+            offsets = [];
+            lengths = [];
+            starts.length = 0;
+            ends!.length = 0;
+            continue;
+          }
           carry.push(chunk.subarray(start, nl));
           push(lines, decode(Buffer.concat(carry, total), 0, total, first), bad);
         }
@@ -177,7 +212,9 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
         skipping = true;
       } else {
         // Copy: the chunk's memory may be reused by the stream.
-        (carry ??= []).push(Buffer.from(rest));
+        carry ??= [];
+        if (joinBuf !== undefined) rest.copy(room(size), carryLength);
+        else carry.push(Buffer.from(rest));
         carryLength = size;
       }
     }
@@ -186,17 +223,31 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
   }
   if (skipping) yield { firstLine: lineNo, lines: [null] };
   else if (carry !== undefined && carryLength > 0) {
+    const joined = joinBuf !== undefined ? joinBuf.subarray(0, carryLength) : Buffer.concat(carry, carryLength);
+    if (!decodeAll) {
+      const [s, e] = bounds(joined, 0, carryLength, first);
+      yield { firstLine: lineNo, lines: [undefined], offsets: [lineStart], lengths: [carryLength], chunk: joined, starts: [s], ends: [e] };
+      return;
+    }
     const lines: (string | null)[] = [];
     const bad: { set?: Set<number> } = {};
-    push(lines, decode(Buffer.concat(carry, carryLength), 0, carryLength, first), bad);
+    push(lines, decode(joined, 0, carryLength, first), bad);
     yield { firstLine: lineNo, lines, invalidUtf8: bad.set, offsets: [lineStart], lengths: [carryLength] };
   }
 }
 
+const EMPTY = Buffer.alloc(0);
+
 function decode(buf: Buffer, start: number, end: number, first: boolean): string {
+  const [s, e] = bounds(buf, start, end, first);
+  return decodeRange(buf, s, e);
+}
+
+/** The line's bytes within buf[start, end): without a CR before the newline, nor a BOM on line 1. */
+function bounds(buf: Buffer, start: number, end: number, first: boolean): [number, number] {
   if (end > start && buf[end - 1] === 13) end--; // CRLF
   if (first && end - start >= 3 && buf[start] === 0xef && buf[start + 1] === 0xbb && buf[start + 2] === 0xbf) start += 3; // BOM
-  return decodeRange(buf, start, end);
+  return [start, end];
 }
 
 /** The text of buf[start, end), noting (badUtf8) when those bytes are not valid UTF-8. */

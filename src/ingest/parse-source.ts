@@ -24,13 +24,20 @@ export async function* parseSource(
   byReference = false,
   /** A partition run: only this partition's events, and placeholders for the others' (partition.ts). */
   part?: PartitionFilter,
+  /**
+   * An input not read by reference, parsed on the main thread: its lines are read as bytes too,
+   * so that a long line goes the byte path (toEvents' `longLines`); its other lines are decoded
+   * and parsed as before.
+   */
+  longLines = false,
 ): AsyncGenerator<{ events: LockEvent[]; lines: number }> {
   const unwrapper = new Unwrapper(maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
-  const events = eventsOf(name, profile, stats, summary, byReference, part, unwrapper);
+  const asBytes = byReference || (longLines && part === undefined);
+  const events = eventsOf(name, profile, stats, summary, byReference, part, unwrapper, asBytes && !byReference);
   try {
     // Lines by reference are read as bytes, and decoded only when the profile's byte path is not
     // to take them: until the wrapper and the profile are known, and for wrapped inputs.
-    for await (const raw of byReference ? readLineBytes(chunks, { maxLineBytes }) : readLines(chunks, { maxLineBytes })) {
+    for await (const raw of asBytes ? readLineBytes(chunks, { maxLineBytes }) : readLines(chunks, { maxLineBytes })) {
       if (isByteBatch(raw)) {
         // The wrapper is told from the first lines, decoded; a plain input stays bytes.
         if (unwrapper.kind === undefined) unwrapper.detect(sampleOf(raw));
@@ -54,7 +61,7 @@ export async function* parseSource(
 }
 
 /** Lines → events of one input, its profile detected from its first content line (shared by parseSource and parseFed). */
-function eventsOf(name: string, profile: Profile, stats: InputStats, summary: FileSummary, byReference: boolean, part: PartitionFilter | undefined, unwrapper: Unwrapper | undefined): (batch: LineBatch | ByteLineBatch) => LockEvent[] {
+function eventsOf(name: string, profile: Profile, stats: InputStats, summary: FileSummary, byReference: boolean, part: PartitionFilter | undefined, unwrapper: Unwrapper | undefined, longLines = false): (batch: LineBatch | ByteLineBatch) => LockEvent[] {
   let chosen = profile.detect === undefined ? profile : undefined;
   // Whether the input is of the kind its profile expects to be mostly no events (Profile.sparse) is
   // told from its first content line, like the profile of `auto`.
@@ -81,7 +88,7 @@ function eventsOf(name: string, profile: Profile, stats: InputStats, summary: Fi
       kindKnown = chosen.sparse !== 'text' || first !== undefined;
       if (chosen.sparse === 'all' || (chosen.sparse === 'text' && first !== undefined && !first.trimStart().startsWith('{'))) summary.sparse = true;
     }
-    return toEvents(batch, chosen, name, name, stats, summary, byReference, part);
+    return toEvents(batch, chosen, name, name, stats, summary, byReference, part, longLines);
   };
 }
 

@@ -10,7 +10,8 @@
  *
  * Only plain files are read back: stdin, pipes and gzip are not (a gzip offset would mean
  * decompressing again from the start), and neither are container logs, whose lines are unwrapped.
- * Their kept writes keep copies of their lines, at most MAX_KEPT_LINE characters each (model/event.ts).
+ * Their kept writes keep copies of their lines, at most MAX_KEPT_LINE characters each (model/event.ts);
+ * a long canonical line of stdin, a pipe or gzip is a shortened copy already (records.ts, `longLines`).
  */
 import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import type { LineReader } from '../model/event.js';

@@ -4,11 +4,14 @@
  * line (partial lines of a container log wrapper, see wrappers.ts). An event found to be a copy
  * of one read before (duplicates.ts) moves from `events` to `duplicates` after the merge.
  */
-import { isLeaseScoped, type LockEvent } from '../model/event.js';
+import { isLeaseScoped, MAX_DISPLAY_CHARS, type LockEvent } from '../model/event.js';
+import { fastCanonicalBytes } from '../profiles/fast-canonical-bytes.js';
 import type { FileSummary, InputSummary, LineCounts, Problem } from '../model/report.js';
 import type { Profile } from '../profiles/types.js';
 import { decodeLine, isByteBatch, NOT_LOOKED, type ByteLineBatch, type LineBatch } from './lines.js';
 import type { PartitionFilter } from './partition.js';
+import { digestOfBytes, shortenedLine } from './digest.js';
+import { MAX_REMEMBERED_LINE, noteDigest } from './duplicates.js';
 
 export const DEFAULT_MAX_PROBLEMS = 100;
 
@@ -121,8 +124,14 @@ export function addUp(total: LineCounts, files: readonly LineCounts[]): void {
  * Turn a batch of lines into events, counting every line. A batch of undecoded lines
  * (readLineBytes, only for inputs read by reference) goes the profile's byte path first, each
  * line decoded only when that path declines it.
+ *
+ * With `longLines` (an input that cannot be read back, parsed on the main thread: stdin, a pipe,
+ * gzip), an undecoded line longer than MAX_REMEMBERED_LINE goes the canonical byte path too, so
+ * that it is never made a string: its event keeps a shortened copy of the line as its `text`
+ * (string values cut past the display clip: the same display fields) and the duplicate check
+ * the digest of the whole line (noteDigest).
  */
-export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, file: string, source: string, stats: InputStats, summary: FileSummary, byReference = false, part?: PartitionFilter): LockEvent[] {
+export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, file: string, source: string, stats: InputStats, summary: FileSummary, byReference = false, part?: PartitionFilter, longLines = false): LockEvent[] {
   const out: LockEvent[] = [];
   const { lines, firstLine, lineNumbers, times } = batch;
   const raw = isByteBatch(batch) ? batch : undefined;
@@ -195,6 +204,17 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
         const ev = fastBytes(chunk!, s, e, origin);
         if (ev !== undefined) {
           take(ev, keyed, part, profile, summary, out);
+          continue;
+        }
+      } else if (longLines && part === undefined && e - s > MAX_REMEMBERED_LINE && fastBytes === fastCanonicalBytes) {
+        origin.line = line;
+        const ev = fastBytes(chunk!, s, e, origin);
+        const shortened = ev === undefined ? undefined : shortenedLine(chunk!, s, e, MAX_DISPLAY_CHARS + 1);
+        if (shortened !== undefined) {
+          // Still part of building the event: nothing has seen it yet.
+          (ev as { text?: string }).text = shortened;
+          noteDigest(ev!, digestOfBytes(chunk!, s, e));
+          take(ev!, keyed, part, profile, summary, out);
           continue;
         }
       }

@@ -52,7 +52,10 @@ export interface LockEvent {
   /**
    * The JSON line itself, in place of a record parsed from it (the canonical fast path never
    * parses one; other JSON profiles drop theirs): the record is parsed back only when display
-   * fields are needed. Kept by kept writes whose line is at most MAX_KEPT_LINE characters.
+   * fields are needed. Kept by kept writes whose line is at most MAX_KEPT_LINE characters. For a
+   * long canonical line of an input that cannot be read back (stdin, a pipe, gzip), a shortened
+   * copy of the line: its string values cut past MAX_DISPLAY_CHARS, so the same display fields
+   * (ingest/records.ts; the duplicate check compares such a line by the digest of the whole line).
    */
   readonly text?: string;
   /** Non-canonical scalar fields of the record, clipped: what is kept for display (writes only, once kept). */
@@ -115,7 +118,8 @@ export type LineReader = (file: string, offset: number, bytes: number) => string
 
 const CANONICAL_FIELDS = new Set(['ts', 'type', 'resource', 'ownerId', 'leaseId', 'operationId', 'fenceToken', 'ttlMs', 'result', 'observer', 'source']);
 const MAX_DISPLAY_FIELDS = 12;
-const MAX_DISPLAY_CHARS = 200;
+/** Characters of a display field's string shown at most (a longer one is clipped, with an ellipsis). */
+export const MAX_DISPLAY_CHARS = 200;
 
 /** Non-canonical scalar fields of a record, clipped, for display (undefined when none). */
 export function displayFields(record: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> | undefined {
