@@ -181,7 +181,7 @@ export class TimelineStore {
   /** Counts the changes of the resources' lease lists (a lease added or taken out): see slotMemo. */
   leaseEpoch = 0;
   /** ResourceTimeline.findSlot's last answer: an event's lease slot on a resource, at a leaseEpoch. */
-  readonly slotMemo: { event: Handle | undefined; id: number; epoch: number; slot: number } = { event: undefined, id: -1, epoch: -1, slot: -1 };
+  readonly slotMemo: { event: Handle | undefined; id: number; epoch: number; slot: number; view: Lease | undefined; viewEpoch: number } = { event: undefined, id: -1, epoch: -1, slot: -1, view: undefined, viewEpoch: -1 };
   private serials = 0;
 
   constructor() {
@@ -1163,7 +1163,14 @@ export class ResourceTimeline {
   /** The lease an event refers to: by leaseId, else by fenceToken, else the owner's latest lease. */
   findLease(ev: Handle): Lease | undefined {
     const s = this.findSlot(ev);
-    return s === -1 ? undefined : this.lease(s);
+    if (s === -1) return undefined;
+    // Several rules ask for the same event's lease: they share one view (views read the store live).
+    const memo = this.store.slotMemo;
+    if (memo.view === undefined || memo.view.slot !== s || memo.viewEpoch !== this.store.leaseEpoch) {
+      memo.view = this.lease(s);
+      memo.viewEpoch = this.store.leaseEpoch;
+    }
+    return memo.view;
   }
 
   private findSlot(ev: Handle): number {
