@@ -8,13 +8,11 @@ import { mergeByTime } from './ingest/merge.js';
 import { fileSource, InputError, reasonOf, streamSource, type InputSource } from './ingest/open.js';
 import { count, InputStats, type InputPolicy } from './ingest/records.js';
 import { parseFed, parseSource, type FedItem } from './ingest/parse-source.js';
-import { maxWorkers, workerEvents, WORKER_MIN_BYTES } from './ingest/threaded.js';
 import type { LineReader, LockEvent } from './model/event.js';
 import { LineStore } from './ingest/readback.js';
 import { byReadiness, type FileSummary, type Finding, type Problem, type Readiness, type Report, type TimelineEvent } from './model/report.js';
 import { EventCapture } from './timeline/capture.js';
 import { canonical } from './profiles/canonical.js';
-import { rebuildProfile } from './profiles/index.js';
 import type { Profile } from './profiles/types.js';
 import { rules as allRules } from './rules/index.js';
 import type { Rule } from './rules/types.js';
@@ -24,8 +22,9 @@ import { verdictOf, verdictReasons } from './verdict.js';
 import { folding, ITEM_COPY, ITEM_EVENT, ITEM_EXTRA, PartitionFilter, Placeholder, Witness, type FoldedBatch, type PartitionSpec } from './ingest/partition.js';
 import { MAX_PARTITIONS } from './partition/hash.js';
 import { DEFAULT_MAX_LEASE_HOLDERS } from './timeline/lease-holders.js';
-import { findingPointers, pointAt } from './partition/merge.js';
-import { autoJobs, runJobs } from './partition/jobs.js';
+// Loaded when a run needs them (start-up: a plain run loads neither the mapping machinery, nor
+// worker threads, nor the partition code).
+type Threaded = typeof import('./ingest/threaded.js');
 import { OptionError } from './model/options.js';
 import { DEFAULT_MAX_FINDINGS, DEFAULT_MAX_RESOURCES, DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS } from './engine.js';
 import { DEFAULT_MAX_PROBLEMS } from './ingest/records.js';
@@ -190,7 +189,7 @@ export async function analyze(options: AnalyzeOptions, hooks?: JobHooks): Promis
     sizes.push(st.size);
     fileStats.push(st);
   }
-  const threaded = filesForWorkers(sizes, profile, part !== undefined ? 'off' : (options.workers ?? 'auto'));
+  const threaded = await filesForWorkers(sizes, profile, part !== undefined ? 'off' : (options.workers ?? 'auto'));
   const lineStore = new LineStore();
   if (part !== undefined) part.lines = lineStore.read;
   const reopen = files.length > MANY_FILES;
@@ -279,7 +278,7 @@ export async function analyze(options: AnalyzeOptions, hooks?: JobHooks): Promis
     engine.finish();
     const report = buildReport(engine, stats);
     const uncaptured: string[] = [];
-    if (capture !== undefined) addTimelines(report, capture, options.timelines!, lineStore.read, uncaptured);
+    if (capture !== undefined) addTimelines(report, capture, options.timelines!, lineStore.read, await import('./partition/merge.js'), uncaptured);
     if (part !== undefined) {
       report.partition = {
         index: part.index,
@@ -329,7 +328,7 @@ async function jobsFor(options: AnalyzeOptions): Promise<number> {
   if (options.onFinding !== undefined) return 1;
   let bytes = 0;
   for (const f of files) bytes += (await checkFile(f)).size;
-  return autoJobs(bytes);
+  return (await import('./partition/jobs.js')).autoJobs(bytes);
 }
 
 /** The run on `jobs` worker threads, one partition each (partition/jobs.ts). */
@@ -350,6 +349,7 @@ async function inJobs(options: AnalyzeOptions, jobs: number): Promise<Report> {
     if (probe.register(f, st)) fed.push(f);
   }
   const recipe = (profile ?? canonical).recipe!;
+  const [{ runJobs }, { rebuildProfile }] = await Promise.all([import('./partition/jobs.js'), import('./profiles/index.js')]);
   return runJobs(
     { files: files!, recipe, options: plain as Record<string, unknown>, findings: onFinding !== undefined, problems: onProblem !== undefined, progress: onProgress !== undefined, notes: onNote !== undefined, fed },
     jobs,
@@ -474,7 +474,7 @@ function checkPartition(p: PartitionSpec | undefined): void {
 }
 
 /** Attach captured histories, marking the events that findings point at. */
-function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<AnalyzeOptions['timelines']>, lines: LineReader, uncapturedNames?: string[]): void {
+function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<AnalyzeOptions['timelines']>, lines: LineReader, { findingPointers, pointAt }: typeof import('./partition/merge.js'), uncapturedNames?: string[]): void {
   const pointers = findingPointers(report.findings);
   const wanted = report.resources
     .filter((r) => opts.all || opts.resources !== undefined || r.findings > 0)
@@ -549,13 +549,14 @@ async function* counted(chunks: AsyncIterable<Buffer>, name: string, progress: P
 }
 
 /** Which of the files (by index; `undefined` size: stdin) a worker thread parses. */
-function filesForWorkers(sizes: readonly (number | undefined)[], profile: Profile, mode: 'auto' | 'on' | 'off'): Set<number> {
+async function filesForWorkers(sizes: readonly (number | undefined)[], profile: Profile, mode: 'auto' | 'on' | 'off'): Promise<Set<number>> {
   const chosen = new Set<number>();
   if (mode === 'off' || profile.recipe === undefined || (mode === 'auto' && availableParallelism() < 3)) return chosen;
   // A profile whose declared lock service its recipe does not carry (`{ ...canonical, service }`)
   // would lose it on a worker thread: such a profile is run on the main thread.
   const recipeService = profile.recipe.kind === 'mapping' ? (profile.recipe.spec as { service?: string }).service : undefined;
   if (profile.service !== recipeService) return chosen;
+  const { maxWorkers, WORKER_MIN_BYTES } = await import('./ingest/threaded.js');
   const candidates: { i: number; size: number }[] = [];
   sizes.forEach((size, i) => {
     if (size !== undefined && (mode === 'on' || size >= WORKER_MIN_BYTES)) candidates.push({ i, size });
@@ -565,7 +566,7 @@ function filesForWorkers(sizes: readonly (number | undefined)[], profile: Profil
   return chosen;
 }
 
-async function* workerSource(job: Parameters<typeof workerEvents>[0], stats: InputStats, summary: FileSummary, progress?: ProgressState): AsyncGenerator<LockEvent[]> {
+async function* workerSource(job: Parameters<Threaded['workerEvents']>[0], stats: InputStats, summary: FileSummary, progress?: ProgressState): AsyncGenerator<LockEvent[]> {
   const onBatch =
     progress === undefined
       ? undefined
@@ -575,6 +576,7 @@ async function* workerSource(job: Parameters<typeof workerEvents>[0], stats: Inp
           progress.info.lines += lines;
           progress.report(progress.info);
         };
+  const { workerEvents } = await import('./ingest/threaded.js');
   yield* workerEvents(job, stats, summary, onBatch);
 }
 

@@ -509,18 +509,15 @@ export class Engine {
   resources(): ResourceSummary[] {
     const store = this.store;
     const n = store.size;
-    // The ids sorted by name first, then one summary each in that order (no sort of the summaries).
-    const ids = new Int32Array(n);
-    for (let id = 0; id < n; id++) ids[id] = id;
-    ids.sort((a, b) => {
-      const x = store.name(a);
-      const y = store.name(b);
-      return x < y ? -1 : x > y ? 1 : 0;
-    });
+    // The names sorted first (the default sort: UTF-16 code units, as `<` compares them; names are
+    // distinct), then one summary each in that order, found by name (no sort of the summaries).
+    const names = new Array<string>(n);
+    for (let id = 0; id < n; id++) names[id] = store.name(id);
+    names.sort();
     const out = new Array<ResourceSummary>(n);
     const t = store.view(0);
     for (let i = 0; i < n; i++) {
-      t.id = ids[i]!;
+      t.id = store.idOf(names[i]!);
       out[i] = summarise(t);
     }
     return out;

@@ -178,6 +178,10 @@ export class TimelineStore {
   private readonly grantTtls = new Map<number, number | undefined>();
   private leaseSize = 0;
   private leaseFree = -1;
+  /** Counts the changes of the resources' lease lists (a lease added or taken out): see slotMemo. */
+  leaseEpoch = 0;
+  /** ResourceTimeline.findSlot's last answer: an event's lease slot on a resource, at a leaseEpoch. */
+  readonly slotMemo: { event: Handle | undefined; id: number; epoch: number; slot: number; view: Lease | undefined; viewEpoch: number } = { event: undefined, id: -1, epoch: -1, slot: -1, view: undefined, viewEpoch: -1 };
   private serials = 0;
 
   constructor() {
@@ -315,6 +319,7 @@ export class TimelineStore {
 
   /** A new lease from its grant, first in its resource's list. */
   newLease(id: number, grant: LockEvent): number {
+    this.leaseEpoch++;
     let s = this.leaseFree;
     if (s !== -1) this.leaseFree = this.older(s);
     else {
@@ -384,6 +389,7 @@ export class TimelineStore {
 
   /** Take the lease after `prev` out of its resource's list. */
   unlistAfter(prev: number, s: number): void {
+    this.leaseEpoch++;
     const i = this.li[s >>> PAGE_BITS]!;
     const io = (s & PAGE_MASK) * LI;
     this.li[prev >>> PAGE_BITS]![(prev & PAGE_MASK) * LI + L_OLDER] = i[io + L_OLDER]!;
@@ -1157,10 +1163,31 @@ export class ResourceTimeline {
   /** The lease an event refers to: by leaseId, else by fenceToken, else the owner's latest lease. */
   findLease(ev: Handle): Lease | undefined {
     const s = this.findSlot(ev);
-    return s === -1 ? undefined : this.lease(s);
+    if (s === -1) return undefined;
+    // Several rules ask for the same event's lease: they share one view (views read the store live).
+    const memo = this.store.slotMemo;
+    if (memo.view === undefined || memo.view.slot !== s || memo.viewEpoch !== this.store.leaseEpoch) {
+      memo.view = this.lease(s);
+      memo.viewEpoch = this.store.leaseEpoch;
+    }
+    return memo.view;
   }
 
   private findSlot(ev: Handle): number {
+    // The rules and apply() ask for the same event's lease several times in a row: the last
+    // answer stands while no lease was added to or taken out of a list (events never change).
+    const store = this.store;
+    const memo = store.slotMemo;
+    if (memo.event === ev && memo.id === this.id && memo.epoch === store.leaseEpoch) return memo.slot;
+    const s = this.searchSlot(ev);
+    memo.event = ev;
+    memo.id = this.id;
+    memo.epoch = store.leaseEpoch;
+    memo.slot = s;
+    return s;
+  }
+
+  private searchSlot(ev: Handle): number {
     const { leaseId, fenceToken, ownerId } = ev;
     const store = this.store;
     const first = store.newest(this.id);
