@@ -102,6 +102,8 @@ describe('line numbers above 2^31 and counters past 2^32', () => {
 describe('lease slots', () => {
   it('a reused slot is another lease: keepalive-gap reports the new lease too', () => {
     const engine = new Engine({ rules });
+    // A lease that never ends keeps the resource's state in slots (no summary record, whose rebuilding would move them).
+    engine.push(ev(-1, 'acquire', { ownerId: 'K', leaseId: 'k' }));
     engine.push(ev(0, 'acquire', { ownerId: 'A', leaseId: 'a', fenceToken: 1n, ttlMs: 100 }));
     engine.push(ev(500, 'keepalive', { ownerId: 'A', leaseId: 'a' })); // a gap past the ttl: reported
     const t = engine.timeline('r')!;

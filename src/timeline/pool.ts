@@ -587,3 +587,160 @@ export class EventPool {
     );
   }
 }
+
+// --- Summary records -----------------------------------------------------------------------------
+
+/**
+ * Byte blocks of 16 to 4096 bytes (sizes 2^k and 3·2^k), in pages of BLOB_PAGE bytes per size
+ * (a multiple of every size: no block crosses a page), reused once let go. The summary record of
+ * a resource with no live lease is one (TimelineStore.compact). A handle is the block's index in
+ * its size's pool times 32, plus the size's index.
+ */
+const BLOB_CLASSES = [16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096];
+const BLOB_PAGE = 3 << 14;
+/** The largest block. */
+export const MAX_BLOB = 4096;
+/** Blocks per size: a handle stays below 2^31. */
+const MAX_BLOCKS = 1 << 26;
+
+export class Blobs {
+  private readonly pages: Uint8Array<ArrayBuffer>[][] = BLOB_CLASSES.map(() => []);
+  private readonly used = BLOB_CLASSES.map(() => 0);
+  private readonly freeBlocks: number[][] = BLOB_CLASSES.map(() => []);
+  /** Blocks held, and their bytes. */
+  live = 0;
+  bytes = 0;
+
+  /** Keep the first `n` bytes of `from` (n ≤ MAX_BLOB); returns the handle, or -1 when the pool is full. */
+  put(from: Uint8Array, n: number): number {
+    let c = 0;
+    while (BLOB_CLASSES[c]! < n) c++;
+    const size = BLOB_CLASSES[c]!;
+    const per = BLOB_PAGE / size;
+    let k = this.freeBlocks[c]!.pop();
+    if (k === undefined) {
+      if (this.used[c]! >= MAX_BLOCKS) return -1;
+      k = this.used[c]!++;
+      const pages = this.pages[c]!;
+      if (Math.floor(k / per) >= pages.length) pages.push(new Uint8Array(BLOB_PAGE));
+    }
+    this.pages[c]![Math.floor(k / per)]!.set(from.subarray(0, n), (k % per) * size);
+    this.live++;
+    this.bytes += size;
+    return k * 32 + c;
+  }
+
+  /** The page that holds h (read from `offset(h)` on). */
+  page(h: number): Uint8Array {
+    const c = h & 31;
+    return this.pages[c]![Math.floor(Math.floor(h / 32) / (BLOB_PAGE / BLOB_CLASSES[c]!))]!;
+  }
+
+  offset(h: number): number {
+    const c = h & 31;
+    const size = BLOB_CLASSES[c]!;
+    return (Math.floor(h / 32) % (BLOB_PAGE / size)) * size;
+  }
+
+  free(h: number): void {
+    const c = h & 31;
+    this.freeBlocks[c]!.push(Math.floor(h / 32));
+    this.live--;
+    this.bytes -= BLOB_CLASSES[c]!;
+  }
+}
+
+const f64 = new Float64Array(1);
+const f64Bytes = new Uint8Array(f64.buffer);
+/** Below this, a difference of two integers is written as a varint (zigzag, times 2: the low bit tells the kind). */
+const MAX_DELTA = 2 ** 48;
+
+/**
+ * Numbers as bytes, for summary records: unsigned varints, int32s zigzagged, and doubles as the
+ * difference from a base when both are safe integers (a time from the one before it, a token from
+ * the one before it: one or two bytes), else NaN in one byte or the double's eight bytes.
+ * Every value comes back exactly as written.
+ */
+export class ByteWriter {
+  readonly buf = new Uint8Array(MAX_BLOB + 64);
+  pos = 0;
+  /** Past MAX_BLOB: the record does not fit (the caller keeps the state as it is). */
+  get full(): boolean {
+    return this.pos > MAX_BLOB;
+  }
+
+  u(v: number): void {
+    const b = this.buf;
+    if (this.pos > MAX_BLOB) return;
+    while (v >= 128) {
+      b[this.pos++] = (v % 128) | 128;
+      v = Math.floor(v / 128);
+    }
+    b[this.pos++] = v;
+  }
+
+  i(v: number): void {
+    this.u(v >= 0 ? v * 2 : -v * 2 - 1);
+  }
+
+  num(x: number, base: number): void {
+    // (-0 is written as its double: a difference would give it back as 0.)
+    if (Number.isSafeInteger(x) && Number.isSafeInteger(base) && (x !== 0 || 1 / x > 0)) {
+      const d = x - base;
+      if (d > -MAX_DELTA && d < MAX_DELTA) {
+        this.u((d >= 0 ? d * 2 : -d * 2 - 1) * 2);
+        return;
+      }
+    }
+    if (Number.isNaN(x)) {
+      this.u(3);
+      return;
+    }
+    this.u(1);
+    if (this.pos > MAX_BLOB) return;
+    f64[0] = x;
+    this.buf.set(f64Bytes, this.pos);
+    this.pos += 8;
+  }
+}
+
+export class ByteReader {
+  buf: Uint8Array = new Uint8Array(0);
+  pos = 0;
+
+  at(buf: Uint8Array, pos: number): this {
+    this.buf = buf;
+    this.pos = pos;
+    return this;
+  }
+
+  u(): number {
+    const b = this.buf;
+    let x = b[this.pos++]!;
+    if (x < 128) return x;
+    let v = x & 127;
+    let mul = 128;
+    do {
+      x = b[this.pos++]!;
+      v += (x & 127) * mul;
+      mul *= 128;
+    } while (x >= 128);
+    return v;
+  }
+
+  i(): number {
+    const z = this.u();
+    return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+  }
+
+  num(base: number): number {
+    const v = this.u();
+    if (v % 2 === 0) {
+      const z = v / 2;
+      return base + (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+    }
+    if (v === 3) return Number.NaN;
+    for (let k = 0; k < 8; k++) f64Bytes[k] = this.buf[this.pos++]!;
+    return f64[0]!;
+  }
+}
