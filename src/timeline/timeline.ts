@@ -684,9 +684,12 @@ export class TimelineStore {
     if ((this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN]! & COMPACT) !== 0) this.inflate(id);
   }
 
+  /** The base of the first lease's grant time: the first one a record was written with (a run's times are near it). */
+  private epoch = Number.NaN;
+
   private resetBases(): void {
     this.baseSerial = 0;
-    this.baseTs = 0;
+    this.baseTs = this.epoch;
     this.baseTtl = 0;
     this.baseToken = 0;
     this.baseLine = 0;
@@ -721,6 +724,10 @@ export class TimelineStore {
     }
     const w = this.writer;
     w.pos = 0;
+    if (Number.isNaN(this.epoch) && (first !== -1 || hg !== -1)) {
+      const t = this.grantTs(first !== -1 ? first : hg);
+      this.epoch = Number.isSafeInteger(t) ? t : 0;
+    }
     w.u(n | ((hg === -1 ? 0 : hgAt !== -1 ? 1 : 2) << 4));
     if (hgAt !== -1) w.u(hgAt);
     this.resetBases();
