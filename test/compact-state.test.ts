@@ -310,6 +310,14 @@ describe('summary records of idle resources', () => {
       r('w', 1010, 'write', { ownerId: 'o1', leaseId: 'w-69', fenceToken: 140n }),
       r('w', 1020, 'write', { ownerId: 'o1', leaseId: 'w-69', fenceToken: 139n }),
     ],
+    'writes without leases, the highest of them kept in the record': [
+      r('v', 0, 'write', { ownerId: 'A', fenceToken: 5n, ttlMs: 7 }),
+      r('v', 10, 'write', { ownerId: 'B', fenceToken: 6n, observer: 'worker', result: 'ok' }),
+      r('v', 20, 'write', { ownerId: 'B', fenceToken: 7n }),
+      r('v', 30, 'write', { ownerId: 'A', fenceToken: 5n }),
+      r('v', 40, 'write', { ownerId: 'C', fenceToken: 7n }),
+      r('v', 50, 'write', { ownerId: 'C' }),
+    ],
     'leases that end by old handles, by expiry without a name, and interleaved resources': [
       ...twoCycles('p', 0),
       ...twoCycles('q', 5),

@@ -488,6 +488,83 @@ export class EventPool {
     return r;
   }
 
+  /**
+   * Whether a summary record can keep r: one holder, and nothing kept beside it (a token above
+   * 2^53, a type, result or observer outside the canonical sets, a line above 2^31, a text or fields).
+   */
+  packable(r: number): boolean {
+    const i = this.i[r >>> PAGE_BITS]!;
+    const io = (r & PAGE_MASK) * EI;
+    const m = i[io + E_META]!;
+    return m >>> 9 === 1 && metaExact(m & META_BITS) && this.tokenKey(r) !== BIG && i[io + E_LINE]! >= 0 && !(r < this.extra.length && this.extra[r] !== undefined);
+  }
+
+  /** A packable() record's numbers into `w` (times from `epoch`), its references with them; its slot let go. */
+  pack(r: number, w: ByteWriter, epoch: number): void {
+    const f = this.f[r >>> PAGE_BITS]!;
+    const i = this.i[r >>> PAGE_BITS]!;
+    const fo = (r & PAGE_MASK) * EF;
+    const io = (r & PAGE_MASK) * EI;
+    // The token first: a summary reads it without rebuilding anything (TimelineStore.highestKey).
+    w.num(f[fo + E_TOKEN]!, 0);
+    w.num(f[fo + E_TS]!, epoch);
+    w.num(f[fo + E_TTL]!, 0);
+    w.num(f[fo + E_OFFSET]!, 0);
+    w.i(i[io + E_BYTES]!);
+    w.i(i[io + E_ORIGIN]!);
+    w.i(i[io + E_META]! & META_BITS);
+    w.num(i[io + E_LINE]!, 0);
+    w.i(i[io + E_LEASE]!);
+    w.i(i[io + E_OPERATION]!);
+    w.i(i[io + E_OWNER]!);
+    w.i(i[io + E_NEXT]!);
+  }
+
+  /** Let the slot of a record pack() wrote go (its references are the summary record's now). */
+  drop(r: number): void {
+    if (r === this.lastRecord) {
+      this.lastEvent = undefined;
+      this.lastRecord = -1;
+    }
+    this.live--;
+    const i = this.i[r >>> PAGE_BITS]!;
+    const io = (r & PAGE_MASK) * EI;
+    i[io + E_META] = 0;
+    i[io + E_NEXT] = this.freeHead;
+    this.freeHead = r;
+  }
+
+  /** A record pack() wrote, from `rd`, of resource `resource`, in a new slot; returns it. */
+  unpack(rd: ByteReader, resource: number, epoch: number): number {
+    let r = this.freeHead;
+    if (r !== -1) this.freeHead = this.next(r);
+    else {
+      r = this.size++;
+      reserveF64(this.f, EF, r);
+      reserveI32(this.i, EI, r);
+    }
+    this.live++;
+    const f = this.f[r >>> PAGE_BITS]!;
+    const i = this.i[r >>> PAGE_BITS]!;
+    const fo = (r & PAGE_MASK) * EF;
+    const io = (r & PAGE_MASK) * EI;
+    f[fo + E_TOKEN] = rd.num(0);
+    f[fo + E_TS] = rd.num(epoch);
+    f[fo + E_TTL] = rd.num(0);
+    f[fo + E_OFFSET] = rd.num(0);
+    i[io + E_BYTES] = rd.i();
+    i[io + E_ORIGIN] = rd.i();
+    i[io + E_META] = rd.i() | REF;
+    i[io + E_LINE] = rd.num(0);
+    i[io + E_RESOURCE] = resource;
+    i[io + E_LEASE] = rd.i();
+    i[io + E_OPERATION] = rd.i();
+    i[io + E_OWNER] = rd.i();
+    i[io + E_NEXT] = rd.i();
+    if (r < this.extra.length) this.extra[r] = undefined;
+    return r;
+  }
+
   /** Let a record go (once its last holder does). */
   free(r: number): void {
     const io = (r & PAGE_MASK) * EI;

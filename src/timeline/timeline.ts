@@ -14,7 +14,7 @@
  * with events.
  */
 import { KeptEvent, keptString, type LockEvent } from '../model/event.js';
-import { BIG, Blobs, ByteReader, ByteWriter, EventPool, hashString, StringTable, lineAt, metaExact, NONE, observerOf, Origins, packMeta, PAGE_BITS, PAGE_MASK, putLine, reserveF64, reserveI32, reserveU32, resultOf, Texts, tokenAt, tokenKey, typeOf } from './pool.js';
+import { BIG, Blobs, ByteReader, ByteWriter, EventPool, hashString, StringTable, lineAt, metaExact, NONE, observerOf, Origins, packMeta, PAGE_BITS, PAGE_MASK, putLine, reserveF64, reserveI32, reserveU32, resultOf, Texts, tokenAt, tokenKey, tokenOfKey, typeOf } from './pool.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
@@ -129,6 +129,10 @@ const R_WIN = 4;
 const LOGS_WRITES = 1 << 24;
 /** The resource's leases and window are in its summary record (R_NEWEST holds the record's handle in `blobs`). */
 const COMPACT = 1 << 25;
+/** R_HIGHEST of a compact resource whose highest accepted write is in its summary record. */
+const PACKED = -2;
+/** A summary record's first number: leases (bits 0-3), where the highest granted lease is (bits 4-5), and this bit when it holds the highest accepted write. */
+const HAS_RECORD = 1 << 6;
 /** A counter value that means: the count is in bigCounts. */
 const SPILLED = 0xffffffff;
 
@@ -302,11 +306,26 @@ export class TimelineStore {
 
   /** The highest accepted write's record (-1 for none). */
   highest(id: number): number {
-    return this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_HIGHEST]!;
+    const ri = this.ri[id >>> PAGE_BITS]!;
+    const o = (id & PAGE_MASK) * RI + R_HIGHEST;
+    if (ri[o] === PACKED) this.inflate(id);
+    return ri[o]!;
   }
 
   setHighest(id: number, r: number): void {
+    this.ensure(id);
     this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_HIGHEST] = r;
+  }
+
+  /** The highest accepted token as a double (BIG when it is not exact as one, NONE for none), read without rebuilding a summary record. */
+  highestKey(id: number): number {
+    const r = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_HIGHEST]!;
+    if (r === -1) return NONE;
+    if (r !== PACKED) return this.events.tokenKey(r);
+    const h = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_NEWEST]!;
+    const rd = this.reader.at(this.blobs.page(h), this.blobs.offset(h));
+    rd.u();
+    return rd.num(0);
   }
 
   logsWrites(id: number): boolean {
@@ -714,7 +733,9 @@ export class TimelineStore {
     if ((win & COMPACT) !== 0 || c === OBJECT_WINDOW) return false;
     const first = ri[o + R_NEWEST]!;
     const hg = ri[o + R_HIGHEST_GRANTED]!;
-    if (first === -1 && hg === -1 && c === NO_WINDOW) return false;
+    const high = ri[o + R_HIGHEST]!;
+    const record = high !== -1 && this.events.packable(high);
+    if (first === -1 && hg === -1 && c === NO_WINDOW && !record) return false;
     let n = 0;
     let hgAt = -1;
     for (let s = first; s !== -1; s = this.older(s)) {
@@ -724,11 +745,12 @@ export class TimelineStore {
     }
     const w = this.writer;
     w.pos = 0;
-    if (Number.isNaN(this.epoch) && (first !== -1 || hg !== -1)) {
-      const t = this.grantTs(first !== -1 ? first : hg);
+    if (Number.isNaN(this.epoch)) {
+      const t = first !== -1 ? this.grantTs(first) : hg !== -1 ? this.grantTs(hg) : this.events.ts(high);
       this.epoch = Number.isSafeInteger(t) ? t : 0;
     }
-    w.u(n | ((hg === -1 ? 0 : hgAt !== -1 ? 1 : 2) << 4));
+    w.u(n | ((hg === -1 ? 0 : hgAt !== -1 ? 1 : 2) << 4) | (record ? HAS_RECORD : 0));
+    if (record) this.events.pack(high, w, this.epoch);
     if (hgAt !== -1) w.u(hgAt);
     this.resetBases();
     for (let s = first; s !== -1; s = this.older(s)) if (!this.writeLease(s)) return false;
@@ -758,6 +780,10 @@ export class TimelineStore {
     }
     if (hg !== -1 && hgAt === -1) this.dropSlot(hg);
     if (c !== NO_WINDOW) this.winFree[c]!.push(ri[o + R_WIN_AT]!);
+    if (record) {
+      this.events.drop(high);
+      ri[o + R_HIGHEST] = PACKED;
+    }
     ri[o + R_NEWEST] = h;
     ri[o + R_HIGHEST_GRANTED] = -1;
     ri[o + R_WIN_AT] = 0;
@@ -835,7 +861,8 @@ export class TimelineStore {
     const r = this.reader.at(blobs.page(h), blobs.offset(h));
     const head = r.u();
     const n = head & 15;
-    const mode = head >> 4;
+    const mode = (head >> 4) & 3;
+    if ((head & HAS_RECORD) !== 0) ri[o + R_HIGHEST] = this.events.unpack(r, id, this.epoch);
     const hgAt = mode === 1 ? r.u() : -1;
     this.resetBases();
     let first = -1;
@@ -1220,14 +1247,14 @@ export class ResourceTimeline {
 
   /** The highest accepted token as a double (BIG when it is not exact as one, NONE for none). */
   get highestTokenKey(): number {
-    const r = this.store.highest(this.id);
-    return r === -1 ? NONE : this.store.events.tokenKey(r);
+    return this.store.highestKey(this.id);
   }
 
   /** The highest token the resource accepted. */
   get highestToken(): bigint | undefined {
-    const r = this.store.highest(this.id);
-    return r === -1 ? undefined : this.store.events.fenceToken(r);
+    const key = this.store.highestKey(this.id);
+    // A summary record keeps only tokens exact as doubles: a BIG one is in the record.
+    return Number.isNaN(key) ? undefined : key === BIG ? this.store.events.fenceToken(this.store.highest(this.id)) : tokenOfKey(key);
   }
 
   /** The lease of the highest token the authority granted (its fenceToken is that token). */
