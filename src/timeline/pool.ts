@@ -244,6 +244,17 @@ export class Texts {
       this.long[k] = keptString(s, false);
       return -2 - k;
     }
+    const at = this.alloc(c);
+    const page = this.pools[c]![Math.floor(at / TEXT_PAGE)]!;
+    const o = at % TEXT_PAGE;
+    page[o] = n;
+    page[o + 1] = 1;
+    for (let i = 0; i < n; i++) page[o + 2 + i] = s.charCodeAt(i);
+    return at * 8 + c;
+  }
+
+  /** A free block of class c (its place). */
+  private alloc(c: number): number {
     let at = this.freeBlocks[c]!.pop();
     if (at === undefined) {
       at = this.used[c]!;
@@ -251,11 +262,48 @@ export class Texts {
       const pages = this.pools[c]!;
       if (Math.floor(at / TEXT_PAGE) >= pages.length) pages.push(new Uint8Array(TEXT_PAGE));
     }
+    return at;
+  }
+
+  /**
+   * Identifier h into a summary record: none; the same holder's reference as `same` (a lease and
+   * its write share one); its bytes; or the handle of one kept as a string. When it writes the
+   * bytes or `same`, h goes to `freeing`: the caller lets it go once the record is kept.
+   */
+  pack(h: number, w: ByteWriter, same: number, freeing: number[]): void {
+    if (h === -1) w.u(0);
+    else if (h < -1) {
+      w.u(1);
+      w.i(h);
+    } else if (h === same) {
+      w.u(2);
+      freeing.push(h);
+    } else {
+      const page = this.pools[h & 7]![Math.floor(Math.floor(h / 8) / TEXT_PAGE)]!;
+      const o = Math.floor(h / 8) % TEXT_PAGE;
+      w.u(3 + page[o]!);
+      w.bytes(page, o + 2, page[o]!);
+      freeing.push(h);
+    }
+  }
+
+  /** An identifier pack() wrote, kept again (`same`: the handle it may share); returns its handle. */
+  unpack(rd: ByteReader, same: number): number {
+    const t = rd.u();
+    if (t === 0) return -1;
+    if (t === 1) return rd.i();
+    if (t === 2) return this.share(same);
+    const n = t - 3;
+    this.live++;
+    let c = 0;
+    while (TEXT_CLASSES[c]! < n + 2) c++;
+    const at = this.alloc(c);
     const page = this.pools[c]![Math.floor(at / TEXT_PAGE)]!;
     const o = at % TEXT_PAGE;
     page[o] = n;
     page[o + 1] = 1;
-    for (let i = 0; i < n; i++) page[o + 2 + i] = s.charCodeAt(i);
+    page.set(rd.buf.subarray(rd.pos, rd.pos + n), o + 2);
+    rd.pos += n;
     return at * 8 + c;
   }
 
@@ -499,8 +547,13 @@ export class EventPool {
     return m >>> 9 === 1 && metaExact(m & META_BITS) && this.tokenKey(r) !== BIG && i[io + E_LINE]! >= 0 && !(r < this.extra.length && this.extra[r] !== undefined);
   }
 
-  /** A packable() record's numbers into `w` (times from `epoch`), its references with them; its slot let go. */
-  pack(r: number, w: ByteWriter, epoch: number): void {
+  /** The record's leaseId handle in the texts. */
+  leaseText(r: number): number {
+    return this.i[r >>> PAGE_BITS]![(r & PAGE_MASK) * EI + E_LEASE]!;
+  }
+
+  /** A packable() record's numbers into `w` (times from `epoch`), its references with them (identifiers to let go into `freeing`). */
+  pack(r: number, w: ByteWriter, epoch: number, freeing: number[]): void {
     const f = this.f[r >>> PAGE_BITS]!;
     const i = this.i[r >>> PAGE_BITS]!;
     const fo = (r & PAGE_MASK) * EF;
@@ -514,8 +567,8 @@ export class EventPool {
     w.i(i[io + E_ORIGIN]!);
     w.i(i[io + E_META]! & META_BITS);
     w.num(i[io + E_LINE]!, 0);
-    w.i(i[io + E_LEASE]!);
-    w.i(i[io + E_OPERATION]!);
+    this.texts.pack(i[io + E_LEASE]!, w, -1, freeing);
+    this.texts.pack(i[io + E_OPERATION]!, w, -1, freeing);
     w.i(i[io + E_OWNER]!);
     w.i(i[io + E_NEXT]!);
   }
@@ -557,8 +610,8 @@ export class EventPool {
     i[io + E_META] = rd.i() | REF;
     i[io + E_LINE] = rd.num(0);
     i[io + E_RESOURCE] = resource;
-    i[io + E_LEASE] = rd.i();
-    i[io + E_OPERATION] = rd.i();
+    i[io + E_LEASE] = this.texts.unpack(rd, -1);
+    i[io + E_OPERATION] = this.texts.unpack(rd, -1);
     i[io + E_OWNER] = rd.i();
     i[io + E_NEXT] = rd.i();
     if (r < this.extra.length) this.extra[r] = undefined;
@@ -759,6 +812,15 @@ export class ByteWriter {
 
   i(v: number): void {
     this.u(v >= 0 ? v * 2 : -v * 2 - 1);
+  }
+
+  bytes(from: Uint8Array, at: number, n: number): void {
+    if (this.pos + n > MAX_BLOB) {
+      this.pos = MAX_BLOB + 1;
+      return;
+    }
+    this.buf.set(from.subarray(at, at + n), this.pos);
+    this.pos += n;
   }
 
   num(x: number, base: number): void {

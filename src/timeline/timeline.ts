@@ -687,6 +687,9 @@ export class TimelineStore {
   private readonly reader = new ByteReader();
   /** Resources whose state is a summary record now. */
   compacted = 0;
+  /** While a record is written: the identifiers it takes over; the leaseId its write holds (a lease that shares it says so). */
+  private readonly freeing: number[] = [];
+  private sameText = -1;
   // The bases a summary record's numbers are written from (the lease before's).
   private baseSerial = 0;
   private baseTs = 0;
@@ -750,7 +753,10 @@ export class TimelineStore {
       this.epoch = Number.isSafeInteger(t) ? t : 0;
     }
     w.u(n | ((hg === -1 ? 0 : hgAt !== -1 ? 1 : 2) << 4) | (record ? HAS_RECORD : 0));
-    if (record) this.events.pack(high, w, this.epoch);
+    const freeing = this.freeing;
+    freeing.length = 0;
+    if (record) this.events.pack(high, w, this.epoch, freeing);
+    this.sameText = record ? this.events.leaseText(high) : -1;
     if (hgAt !== -1) w.u(hgAt);
     this.resetBases();
     for (let s = first; s !== -1; s = this.older(s)) if (!this.writeLease(s)) return false;
@@ -784,12 +790,28 @@ export class TimelineStore {
       this.events.drop(high);
       ri[o + R_HIGHEST] = PACKED;
     }
+    for (const t of freeing) this.texts.free(t);
     ri[o + R_NEWEST] = h;
     ri[o + R_HIGHEST_GRANTED] = -1;
     ri[o + R_WIN_AT] = 0;
     ri[o + R_WIN] = (win & LOGS_WRITES) | COMPACT | NO_WINDOW;
     this.compacted++;
     return true;
+  }
+
+  /**
+   * A compact resource whose highest write's record was held by something else too (the
+   * operation index) when it shrank, once nothing else holds it: its summary record made again,
+   * with the write in it.
+   */
+  repack(id: number): void {
+    const ri = this.ri[id >>> PAGE_BITS]!;
+    const o = (id & PAGE_MASK) * RI;
+    if ((ri[o + R_WIN]! & COMPACT) === 0) return;
+    const r = ri[o + R_HIGHEST]!;
+    if (r < 0 || !this.events.packable(r)) return;
+    this.inflate(id);
+    this.compact(id);
   }
 
   /** A lease's numbers into the writer (false for a lease a summary record does not keep). */
@@ -821,7 +843,7 @@ export class TimelineStore {
     w.i(b);
     w.i(i[io + L_GRANT_ORIGIN]!);
     w.i(i[io + L_RENEW_ORIGIN]!);
-    w.i(i[io + L_LEASE_ID]!);
+    this.texts.pack(i[io + L_LEASE_ID]!, w, this.sameText, this.freeing);
     w.i(i[io + L_OWNER]!);
     w.num(grantLine, this.baseLine);
     this.baseLine = grantLine;
@@ -863,6 +885,7 @@ export class TimelineStore {
     const n = head & 15;
     const mode = (head >> 4) & 3;
     if ((head & HAS_RECORD) !== 0) ri[o + R_HIGHEST] = this.events.unpack(r, id, this.epoch);
+    this.sameText = (head & HAS_RECORD) !== 0 ? this.events.leaseText(ri[o + R_HIGHEST]!) : -1;
     const hgAt = mode === 1 ? r.u() : -1;
     this.resetBases();
     let first = -1;
@@ -921,7 +944,7 @@ export class TimelineStore {
     i[io + L_BITS] = b;
     i[io + L_GRANT_ORIGIN] = r.i();
     i[io + L_RENEW_ORIGIN] = r.i();
-    i[io + L_LEASE_ID] = r.i();
+    i[io + L_LEASE_ID] = this.texts.unpack(r, this.sameText);
     i[io + L_OWNER] = r.i();
     const grantLine = r.num(this.baseLine);
     this.baseLine = grantLine;
