@@ -495,14 +495,7 @@ export class EventPool {
       }
       return last;
     }
-    let r = this.freeHead;
-    if (r !== -1) this.freeHead = this.next(r);
-    else {
-      r = this.size++;
-      reserveF64(this.f, EF, r);
-      reserveI32(this.i, EI, r);
-    }
-    this.live++;
+    const r = this.alloc();
     this.lastEvent = ev;
     this.lastRecord = r;
     const f = this.f[r >>> PAGE_BITS]!;
@@ -589,14 +582,7 @@ export class EventPool {
 
   /** A record pack() wrote, from `rd`, of resource `resource`, in a new slot; returns it. */
   unpack(rd: ByteReader, resource: number, epoch: number): number {
-    let r = this.freeHead;
-    if (r !== -1) this.freeHead = this.next(r);
-    else {
-      r = this.size++;
-      reserveF64(this.f, EF, r);
-      reserveI32(this.i, EI, r);
-    }
-    this.live++;
+    const r = this.alloc();
     const f = this.f[r >>> PAGE_BITS]!;
     const i = this.i[r >>> PAGE_BITS]!;
     const fo = (r & PAGE_MASK) * EF;
@@ -615,6 +601,19 @@ export class EventPool {
     i[io + E_OWNER] = rd.i();
     i[io + E_NEXT] = rd.i();
     if (r < this.extra.length) this.extra[r] = undefined;
+    return r;
+  }
+
+  /** A free record (counted live). */
+  private alloc(): number {
+    let r = this.freeHead;
+    if (r !== -1) this.freeHead = this.next(r);
+    else {
+      r = this.size++;
+      reserveF64(this.f, EF, r);
+      reserveI32(this.i, EI, r);
+    }
+    this.live++;
     return r;
   }
 
