@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { analyze, Engine, rules } from '../src/index.js';
 import type { LockEvent } from '../src/model/event.js';
 import { OperationIndex } from '../src/timeline/operations.js';
-import { Texts } from '../src/timeline/pool.js';
+import { Blobs, ByteReader, ByteWriter, MAX_BLOB, Texts } from '../src/timeline/pool.js';
 import { Counter, type Lease, ResourceTimeline, TimelineStore } from '../src/timeline/timeline.js';
 
 const T0 = Date.UTC(2026, 2, 1, 10);
@@ -377,11 +377,48 @@ describe('summary records of idle resources', () => {
     const store = engine.timeline('x0')!.store;
     expect(store.compacted).toBe(300);
     expect(store.blobs.live).toBe(300);
-    // Two leases, a window of two tokens, the highest write, their identifiers: under 128 bytes each.
-    expect(store.blobs.bytes / store.blobs.live).toBeLessThanOrEqual(128);
+    // Two leases, a window of two tokens, the highest write, their identifiers: four 32-byte chunks at most.
+    expect(store.blobs.bytes / store.blobs.live).toBeLessThanOrEqual(4 * 36);
     // The identifiers are in the records: the texts hold only the operation index's (its operationId, its write's two).
     expect(store.texts.live).toBe(3);
     expect(engine.timeline('x0')!.newest!.leaseId).toBe('x0-b'); // read: rebuilt
     expect(store.blobs.live).toBe(299);
+  });
+});
+
+describe('summary record bytes', () => {
+  it('numbers come back exactly: varints, int32s, doubles from a base, NaN, -0, fractions, large values', () => {
+    const w = new ByteWriter();
+    const nums: [number, number][] = [
+      [0, 0], [1, 0], [127, 0], [128, 0], [2 ** 31, 0], [2 ** 47, 0], [2 ** 53 - 1, 0], [5, 2 ** 53 - 1], [1772323200000, 1772323100000],
+      [Number.NaN, 3], [-0, 0], [0.5, 0], [1e300, 1], [-7, 7], [2 ** 60, 0], [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER], [3, Number.NaN],
+    ];
+    const ints = [0, -1, -2, 1, 2 ** 31 - 1, -(2 ** 31), 300];
+    for (const [x, base] of nums) w.num(x, base);
+    for (const v of ints) w.i(v);
+    w.u(2 ** 52);
+    expect(w.full).toBe(false);
+    const r = new ByteReader().at(w.buf, 0);
+    for (const [x, base] of nums) expect(Object.is(r.num(base), x)).toBe(true);
+    for (const v of ints) expect(r.i()).toBe(v);
+    expect(r.u()).toBe(2 ** 52);
+    expect(r.pos).toBe(w.pos);
+  });
+
+  it('keeps byte strings of any length in chained chunks, and reuses freed chunks for any length', () => {
+    const blobs = new Blobs();
+    const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 255);
+    const lengths = [1, 31, 32, 33, 64, 100, 1000, MAX_BLOB];
+    const handles = lengths.map((n, k) => blobs.put(bytes(n, k), n));
+    lengths.forEach((n, k) => expect(blobs.read(handles[k]!).subarray(0, n)).toEqual(bytes(n, k)));
+    const held = blobs.bytes;
+    handles.forEach((h) => blobs.free(h));
+    expect(blobs.live).toBe(0);
+    expect(blobs.bytes).toBe(0);
+    // The same total in other lengths takes no new chunk.
+    const again = [MAX_BLOB, 1000, 200, 50, 1].map((n, k) => [n, blobs.put(bytes(n, 9 + k), n)] as const);
+    for (const [n, h] of again) expect(blobs.read(h).subarray(0, n)).toEqual(bytes(n, 9 + again.findIndex((a) => a[1] === h)));
+    expect(blobs.bytes).toBeLessThanOrEqual(held);
+    expect((blobs as unknown as { size: number }).size).toBe(held / 36);
   });
 });

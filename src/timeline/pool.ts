@@ -720,63 +720,84 @@ export class EventPool {
 // --- Summary records -----------------------------------------------------------------------------
 
 /**
- * Byte blocks of 8 to 4096 bytes, in 32 sizes (each about 1.25 times the one before, multiples
- * of 8: a record wastes about a tenth of its block on average), reused once let go. A page holds
- * as many blocks of its size as fit in BLOB_PAGE bytes (no block crosses a page). The summary
- * record of a resource with no live lease is one (TimelineStore.compact). A handle is the
- * block's index in its size's pool times 32, plus the size's index.
+ * Byte strings of up to MAX_BLOB bytes, as chains of CHUNK-byte chunks (each with a link to the
+ * next in an Int32Array beside), in pages of CHUNKS_PER_PAGE chunks, reused once let go. One chunk
+ * size for every length: a resource's record grows and shrinks as its state does, and chunks
+ * freed by one record serve any other (blocks of many sizes would each keep the most that size
+ * ever held). The summary record of a resource with no live lease is one (TimelineStore.compact).
+ * A handle is the first chunk's index.
  */
-const BLOB_CLASSES = [8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 1792, 2048, 2560, 3072, 3584, 4096];
-const BLOB_PAGE = 1 << 16;
-const BLOBS_PER_PAGE = BLOB_CLASSES.map((size) => Math.floor(BLOB_PAGE / size));
-/** The largest block. */
+const CHUNK = 32;
+const CHUNK_PAGE_BITS = 11;
+const CHUNK_PAGE_MASK = (1 << CHUNK_PAGE_BITS) - 1;
+/** The longest byte string. */
 export const MAX_BLOB = 4096;
-/** Blocks per size: a handle stays below 2^31. */
-const MAX_BLOCKS = 1 << 26;
 
 export class Blobs {
-  private readonly pages: Uint8Array<ArrayBuffer>[][] = BLOB_CLASSES.map(() => []);
-  private readonly used = BLOB_CLASSES.map(() => 0);
-  private readonly freeBlocks: number[][] = BLOB_CLASSES.map(() => []);
-  /** Blocks held, and their bytes. */
+  private readonly pages: Uint8Array<ArrayBuffer>[] = [];
+  private readonly links: Int32Array<ArrayBuffer>[] = [];
+  private freeHead = -1;
+  private size = 0;
+  private readonly scratch = new Uint8Array(MAX_BLOB + CHUNK);
+  /** Byte strings held, and the bytes of their chunks (links included). */
   live = 0;
   bytes = 0;
 
-  /** Keep the first `n` bytes of `from` (n ≤ MAX_BLOB); returns the handle, or -1 when the pool is full. */
-  put(from: Uint8Array, n: number): number {
-    let c = 0;
-    while (BLOB_CLASSES[c]! < n) c++;
-    const size = BLOB_CLASSES[c]!;
-    const per = BLOBS_PER_PAGE[c]!;
-    let k = this.freeBlocks[c]!.pop();
-    if (k === undefined) {
-      if (this.used[c]! >= MAX_BLOCKS) return -1;
-      k = this.used[c]!++;
-      const pages = this.pages[c]!;
-      if (Math.floor(k / per) >= pages.length) pages.push(new Uint8Array(per * size));
+  private alloc(): number {
+    let c = this.freeHead;
+    if (c !== -1) this.freeHead = this.links[c >>> CHUNK_PAGE_BITS]![c & CHUNK_PAGE_MASK]!;
+    else {
+      c = this.size++;
+      if (c >>> CHUNK_PAGE_BITS >= this.pages.length) {
+        this.pages.push(new Uint8Array(CHUNK << CHUNK_PAGE_BITS));
+        this.links.push(new Int32Array(1 << CHUNK_PAGE_BITS));
+      }
     }
-    this.pages[c]![Math.floor(k / per)]!.set(from.subarray(0, n), (k % per) * size);
+    return c;
+  }
+
+  /** Keep the first `n` bytes of `from` (n ≤ MAX_BLOB); returns the handle. */
+  put(from: Uint8Array, n: number): number {
+    const k = Math.max(1, Math.ceil(n / CHUNK));
+    let first = -1;
+    let prev = -1;
+    for (let j = 0; j < k; j++) {
+      const c = this.alloc();
+      const end = Math.min(n, (j + 1) * CHUNK);
+      this.pages[c >>> CHUNK_PAGE_BITS]!.set(from.subarray(j * CHUNK, end), (c & CHUNK_PAGE_MASK) * CHUNK);
+      if (prev === -1) first = c;
+      else this.links[prev >>> CHUNK_PAGE_BITS]![prev & CHUNK_PAGE_MASK] = c;
+      prev = c;
+    }
+    this.links[prev >>> CHUNK_PAGE_BITS]![prev & CHUNK_PAGE_MASK] = -1;
     this.live++;
-    this.bytes += size;
-    return k * 32 + c;
+    this.bytes += k * (CHUNK + 4);
+    return first;
   }
 
-  /** The page that holds h (read from `offset(h)` on). */
-  page(h: number): Uint8Array {
-    const c = h & 31;
-    return this.pages[c]![Math.floor(Math.floor(h / 32) / BLOBS_PER_PAGE[c]!)]!;
-  }
-
-  offset(h: number): number {
-    const c = h & 31;
-    return (Math.floor(h / 32) % BLOBS_PER_PAGE[c]!) * BLOB_CLASSES[c]!;
+  /** The bytes of h, in one buffer (valid until the next read()): read from 0 on. */
+  read(h: number): Uint8Array {
+    const out = this.scratch;
+    let at = 0;
+    for (let c = h; c !== -1; c = this.links[c >>> CHUNK_PAGE_BITS]![c & CHUNK_PAGE_MASK]!) {
+      const o = (c & CHUNK_PAGE_MASK) * CHUNK;
+      out.set(this.pages[c >>> CHUNK_PAGE_BITS]!.subarray(o, o + CHUNK), at);
+      at += CHUNK;
+    }
+    return out;
   }
 
   free(h: number): void {
-    const c = h & 31;
-    this.freeBlocks[c]!.push(Math.floor(h / 32));
+    let k = 0;
+    for (let c = h; c !== -1; k++) {
+      const links = this.links[c >>> CHUNK_PAGE_BITS]!;
+      const next = links[c & CHUNK_PAGE_MASK]!;
+      links[c & CHUNK_PAGE_MASK] = this.freeHead;
+      this.freeHead = c;
+      c = next;
+    }
     this.live--;
-    this.bytes -= BLOB_CLASSES[c]!;
+    this.bytes -= k * (CHUNK + 4);
   }
 }
 

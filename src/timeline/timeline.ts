@@ -323,7 +323,7 @@ export class TimelineStore {
     if (r === -1) return NONE;
     if (r !== PACKED) return this.events.tokenKey(r);
     const h = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_NEWEST]!;
-    const rd = this.reader.at(this.blobs.page(h), this.blobs.offset(h));
+    const rd = this.reader.at(this.blobs.read(h), 0);
     rd.u();
     return rd.num(0);
   }
@@ -778,7 +778,6 @@ export class TimelineStore {
     }
     if (w.full) return false;
     const h = this.blobs.put(w.buf, w.pos);
-    if (h === -1) return false;
     for (let s = first; s !== -1; ) {
       const next = this.older(s);
       this.dropSlot(s);
@@ -880,7 +879,7 @@ export class TimelineStore {
     const o = (id & PAGE_MASK) * RI;
     const h = ri[o + R_NEWEST]!;
     const blobs = this.blobs;
-    const r = this.reader.at(blobs.page(h), blobs.offset(h));
+    const r = this.reader.at(blobs.read(h), 0);
     const head = r.u();
     const n = head & 15;
     const mode = (head >> 4) & 3;
