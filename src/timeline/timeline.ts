@@ -323,7 +323,7 @@ export class TimelineStore {
     if (r === -1) return NONE;
     if (r !== PACKED) return this.events.tokenKey(r);
     const h = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_NEWEST]!;
-    const rd = this.reader.at(this.blobs.read(h), 0);
+    const rd = this.reader.at(this.blobs.read(h), 2);
     rd.u();
     return rd.num(0);
   }
@@ -747,7 +747,8 @@ export class TimelineStore {
       n++;
     }
     const w = this.writer;
-    w.pos = 0;
+    // Two bytes for the length (see repack()), then the record.
+    w.pos = 2;
     if (Number.isNaN(this.epoch)) {
       const t = first !== -1 ? this.grantTs(first) : hg !== -1 ? this.grantTs(hg) : this.events.ts(high);
       this.epoch = Number.isSafeInteger(t) ? t : 0;
@@ -777,6 +778,8 @@ export class TimelineStore {
       }
     }
     if (w.full) return false;
+    w.buf[0] = (w.pos - 2) & 0xff;
+    w.buf[1] = (w.pos - 2) >> 8;
     const h = this.blobs.put(w.buf, w.pos);
     for (let s = first; s !== -1; ) {
       const next = this.older(s);
@@ -808,9 +811,28 @@ export class TimelineStore {
     const o = (id & PAGE_MASK) * RI;
     if ((ri[o + R_WIN]! & COMPACT) === 0) return;
     const r = ri[o + R_HIGHEST]!;
-    if (r < 0 || !this.events.packable(r)) return;
-    this.inflate(id);
-    this.compact(id);
+    if (r < 0 || Number.isNaN(this.epoch) || !this.events.packable(r)) return;
+    // The write goes in after the first number; the rest of the record is the same bytes.
+    const h = ri[o + R_NEWEST]!;
+    const src = this.blobs.read(h);
+    const end = 2 + (src[0]! | (src[1]! << 8));
+    const rd = this.reader.at(src, 2);
+    const head = rd.u();
+    const w = this.writer;
+    w.pos = 2;
+    w.u(head | HAS_RECORD);
+    const freeing = this.freeing;
+    freeing.length = 0;
+    this.events.pack(r, w, this.epoch, freeing);
+    w.bytes(src, rd.pos, end - rd.pos);
+    if (w.full) return;
+    w.buf[0] = (w.pos - 2) & 0xff;
+    w.buf[1] = (w.pos - 2) >> 8;
+    this.blobs.free(h);
+    ri[o + R_NEWEST] = this.blobs.put(w.buf, w.pos);
+    this.events.drop(r);
+    ri[o + R_HIGHEST] = PACKED;
+    for (const t of freeing) this.texts.free(t);
   }
 
   /** A lease's numbers into the writer (false for a lease a summary record does not keep). */
@@ -879,7 +901,7 @@ export class TimelineStore {
     const o = (id & PAGE_MASK) * RI;
     const h = ri[o + R_NEWEST]!;
     const blobs = this.blobs;
-    const r = this.reader.at(blobs.read(h), 0);
+    const r = this.reader.at(blobs.read(h), 2);
     const head = r.u();
     const n = head & 15;
     const mode = (head >> 4) & 3;
