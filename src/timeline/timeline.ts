@@ -736,9 +736,7 @@ export class TimelineStore {
     if ((win & COMPACT) !== 0 || c === OBJECT_WINDOW) return false;
     const first = ri[o + R_NEWEST]!;
     const hg = ri[o + R_HIGHEST_GRANTED]!;
-    const high = ri[o + R_HIGHEST]!;
-    const record = high !== -1 && this.events.packable(high);
-    if (first === -1 && hg === -1 && c === NO_WINDOW && !record) return false;
+    // Most calls end here: the newest lease is live.
     let n = 0;
     let hgAt = -1;
     for (let s = first; s !== -1; s = this.older(s)) {
@@ -746,6 +744,9 @@ export class TimelineStore {
       if (s === hg) hgAt = n;
       n++;
     }
+    const high = ri[o + R_HIGHEST]!;
+    const record = high !== -1 && this.events.packable(high);
+    if (first === -1 && hg === -1 && c === NO_WINDOW && !record) return false;
     const w = this.writer;
     // Two bytes for the length (see repack()), then the record.
     w.pos = 2;
