@@ -286,6 +286,8 @@ export class Engine {
     this.capture?.add(event, timeline.findings > 0);
     timeline.apply(event);
     if (this.holders !== undefined && event.leaseId !== undefined && event.type !== 'write' && event.type !== 'keepalive') this.index(timeline, event);
+    // No live lease left: the resource's leases and window shrink to a summary record until its next event needs them.
+    this.store.compact(id);
   }
 
   /**
@@ -295,7 +297,9 @@ export class Engine {
   private pushLeaseScoped(event: LockEvent): void {
     this.leaseScopedEvents++;
     const holds = (t: ResourceTimeline | undefined): t is ResourceTimeline => {
-      const lease = t?.findLease(event);
+      // A summary record's leases have all ended: not read back for this.
+      if (t === undefined || this.store.isCompact(t.id)) return false;
+      const lease = t.findLease(event);
       return lease !== undefined && lease.end === undefined;
     };
     const targets: ResourceTimeline[] = [];
@@ -488,6 +492,7 @@ export class Engine {
         this.currentTimeline = t;
         this.madeHere = 0;
         rule.end!(this.context);
+        this.store.compact(id);
         this.endingTimeline++;
       }
     });

@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { analyze, Engine, rules } from '../src/index.js';
 import type { LockEvent } from '../src/model/event.js';
 import { OperationIndex } from '../src/timeline/operations.js';
-import { Texts } from '../src/timeline/pool.js';
-import { Counter, ResourceTimeline, TimelineStore } from '../src/timeline/timeline.js';
+import { Blobs, ByteReader, ByteWriter, MAX_BLOB, Texts } from '../src/timeline/pool.js';
+import { Counter, type Lease, ResourceTimeline, TimelineStore } from '../src/timeline/timeline.js';
 
 const T0 = Date.UTC(2026, 2, 1, 10);
 type Rec = Record<string, unknown>;
@@ -102,6 +102,8 @@ describe('line numbers above 2^31 and counters past 2^32', () => {
 describe('lease slots', () => {
   it('a reused slot is another lease: keepalive-gap reports the new lease too', () => {
     const engine = new Engine({ rules });
+    // A lease that never ends keeps the resource's state in slots (no summary record, whose rebuilding would move them).
+    engine.push(ev(-1, 'acquire', { ownerId: 'K', leaseId: 'k' }));
     engine.push(ev(0, 'acquire', { ownerId: 'A', leaseId: 'a', fenceToken: 1n, ttlMs: 100 }));
     engine.push(ev(500, 'keepalive', { ownerId: 'A', leaseId: 'a' })); // a gap past the ttl: reported
     const t = engine.timeline('r')!;
@@ -200,5 +202,226 @@ describe('identifiers kept as code units', () => {
     const again = texts.put('x'.repeat(14) + 'ÿ');
     expect(handles).toContain(again);
     expect(texts.get(again)).toBe('x'.repeat(14) + 'ÿ');
+  });
+});
+
+describe('summary records of idle resources', () => {
+  /** A view's whole state, as the rules can read it (reading it rebuilds a summary record). */
+  function dump(t: ResourceTimeline): unknown {
+    const lease = (l: Lease | undefined) =>
+      l === undefined
+        ? undefined
+        : {
+            id: l.id,
+            leaseId: l.leaseId,
+            ownerId: l.ownerId,
+            fenceToken: l.fenceToken,
+            grantTs: l.grantTs,
+            renewTs: l.renewTs,
+            ttlMs: l.ttlMs,
+            ended: l.ended,
+            endKind: l.endKind,
+            endsAt: l.endsAt(),
+            renewed: l.renewedSinceGrant,
+            grant: { ...l.grant },
+            lastRenew: { ...l.lastRenew },
+            end: l.end === undefined ? undefined : { ...l.end },
+            older: l.older?.id,
+          };
+    return {
+      leases: t.leases.map(lease),
+      newest: t.newest?.id,
+      highestGranted: lease(t.highestGranted),
+      highest: t.highest === undefined ? undefined : { ...t.highest },
+      granted: t.grantedTokens,
+      grantStatus: [0n, 1n, 2n, 3n, 5n, 9n, 40n, 70n, 71n, 200n].map((k) => t.grantStatus(k)),
+      logsWrites: t.resourceLogsWrites,
+      counts: [t.events, t.accepted, t.rejectedStaleFence, t.rejectedOther, t.withoutToken, t.findings],
+    };
+  }
+
+  /** Run events through an engine, with summary records or without (compact() turned off); `each` after every event. */
+  function run(events: LockEvent[], compact: boolean, each?: (engine: Engine) => void, maxOperations?: number) {
+    const saved = TimelineStore.prototype.compact;
+    let shrunk = 0;
+    TimelineStore.prototype.compact = compact
+      ? function (this: TimelineStore, id: number) {
+          const done = saved.call(this, id);
+          if (done) shrunk++;
+          return done;
+        }
+      : () => false;
+    try {
+      const engine = new Engine({ rules, maxOperations });
+      for (const e of events) {
+        engine.push(e);
+        each?.(engine);
+      }
+      engine.finish();
+      return { engine, shrunk, findings: JSON.stringify(engine.findings), resources: JSON.stringify(engine.resources()) };
+    } finally {
+      TimelineStore.prototype.compact = saved;
+    }
+  }
+
+  const r = (resource: string, i: number, type: LockEvent['type'], extra: Partial<LockEvent> = {}) => ev(i, type, { resource, ...extra });
+  /** Two leases acquired, written under and ended on `res`, from `at` on: the resource is idle after. */
+  const twoCycles = (res: string, at: number): LockEvent[] => [
+    r(res, at, 'acquire', { ownerId: 'A', leaseId: `${res}-a`, fenceToken: 1n, ttlMs: 100 }),
+    r(res, at + 10, 'keepalive', { ownerId: 'A', leaseId: `${res}-a`, ttlMs: 150 }),
+    r(res, at + 20, 'write', { ownerId: 'A', leaseId: `${res}-a`, fenceToken: 1n, operationId: `${res}-op1` }),
+    r(res, at + 30, 'release', { ownerId: 'A', leaseId: `${res}-a` }),
+    r(res, at + 40, 'acquire', { ownerId: 'B', leaseId: `${res}-b`, fenceToken: 2n, ttlMs: 100 }),
+    r(res, at + 50, 'write', { ownerId: 'B', leaseId: `${res}-b`, fenceToken: 2n, operationId: `${res}-op2` }),
+    r(res, at + 60, 'expire', { leaseId: `${res}-b` }),
+  ];
+
+  const cases: Record<string, LockEvent[]> = {
+    'a late stale write, accepted and rejected': [
+      ...twoCycles('r', 0),
+      r('r', 500, 'write', { ownerId: 'A', leaseId: 'r-a', fenceToken: 1n, operationId: 'late' }),
+      r('r', 510, 'write', { ownerId: 'A', leaseId: 'r-a', fenceToken: 1n, operationId: 'late2', result: 'rejected-stale-fence' }),
+    ],
+    'an old release after a new grant': [
+      ...twoCycles('r', 0),
+      r('r', 500, 'acquire', { ownerId: 'C', leaseId: 'r-c', fenceToken: 3n, ttlMs: 1000 }),
+      r('r', 510, 'release', { ownerId: 'A', leaseId: 'r-a' }),
+      r('r', 520, 'release', { ownerId: 'B', leaseId: 'r-b', result: 'released' }),
+    ],
+    'a retried write and its worker view': [
+      ...twoCycles('r', 0),
+      r('r', 500, 'write', { ownerId: 'B', leaseId: 'r-b', fenceToken: 2n, operationId: 'r-op2' }),
+      r('r', 510, 'write', { ownerId: 'B', leaseId: 'r-b', fenceToken: 2n, operationId: 'r-op2', observer: 'worker', result: 'error' }),
+      r('r', 520, 'write', { ownerId: 'B', leaseId: 'r-b', operationId: 'r-op3' }),
+    ],
+    'a token never granted, and a keepalive of an ended lease': [
+      ...twoCycles('r', 0),
+      r('r', 500, 'write', { ownerId: 'D', leaseId: 'r-d', fenceToken: 9n, operationId: 'forged' }),
+      r('r', 510, 'keepalive', { ownerId: 'B', leaseId: 'r-b' }),
+      r('r', 520, 'expire', {}),
+      r('r', 530, 'acquire', { ownerId: 'B', leaseId: 'r-b', fenceToken: 2n }),
+    ],
+    'a full window of 64 tokens, then old and new ones': [
+      ...Array.from({ length: 70 }, (_, k) => [
+        r('w', 10 * k, 'acquire', { ownerId: `o${k % 3}`, leaseId: `w-${k}`, fenceToken: BigInt(k * 2 + 1), ttlMs: 5 }),
+        r('w', 10 * k + 5, k % 2 === 0 ? 'release' : 'revoke', { ownerId: `o${k % 3}`, leaseId: `w-${k}` }),
+      ]).flat(),
+      r('w', 1000, 'write', { ownerId: 'o1', leaseId: 'w-1', fenceToken: 3n }),
+      r('w', 1010, 'write', { ownerId: 'o1', leaseId: 'w-69', fenceToken: 140n }),
+      r('w', 1020, 'write', { ownerId: 'o1', leaseId: 'w-69', fenceToken: 139n }),
+    ],
+    'writes without leases, the highest of them kept in the record': [
+      r('v', 0, 'write', { ownerId: 'A', fenceToken: 5n, ttlMs: 7 }),
+      r('v', 10, 'write', { ownerId: 'B', fenceToken: 6n, observer: 'worker', result: 'ok' }),
+      r('v', 20, 'write', { ownerId: 'B', fenceToken: 7n }),
+      r('v', 30, 'write', { ownerId: 'A', fenceToken: 5n }),
+      r('v', 40, 'write', { ownerId: 'C', fenceToken: 7n }),
+      r('v', 50, 'write', { ownerId: 'C' }),
+    ],
+    'leases that end by old handles, by expiry without a name, and interleaved resources': [
+      ...twoCycles('p', 0),
+      ...twoCycles('q', 5),
+      r('p', 300, 'acquire', { ownerId: 'C', leaseId: 'p-c', fenceToken: 3n, ttlMs: 50 }),
+      r('q', 301, 'release', { ownerId: 'A', leaseId: 'q-a' }),
+      r('p', 302, 'release', { ownerId: 'A', leaseId: 'p-a' }),
+      r('p', 400, 'expire', { result: 'expired' }),
+      r('q', 401, 'write', { ownerId: 'A', leaseId: 'q-a', fenceToken: 1n }),
+      r('p', 402, 'write', { ownerId: 'C', leaseId: 'p-c', fenceToken: 3n }),
+    ],
+  };
+
+  // maxOperations 1: the operation index lets each write go at the next one, and the write joins its resource's summary record (repack).
+  for (const [name, events] of Object.entries(cases)) {
+    for (const maxOperations of [undefined, 1]) {
+      it(`${name}${maxOperations === undefined ? '' : ', the operation index holding one write'}: the same findings, summaries and state as without summary records`, () => {
+        const plain = run(events, false, undefined, maxOperations);
+        const shrunk = run(events, true, undefined, maxOperations);
+        expect(shrunk.shrunk).toBeGreaterThan(0);
+        expect(shrunk.findings).toBe(plain.findings);
+        expect(shrunk.resources).toBe(plain.resources);
+        // After every event, the rebuilt state reads as the state that never shrank.
+        const names = [...new Set(events.map((e) => e.resource))];
+        const all = (e: Engine) => names.map((n) => e.timeline(n)).filter((t) => t !== undefined).map(dump);
+        const states: unknown[] = [];
+        run(events, false, (e) => states.push(all(e)), maxOperations);
+        let k = 0;
+        run(events, true, (e) => expect(all(e)).toEqual(states[k++]), maxOperations);
+        expect(k).toBe(events.length);
+      });
+    }
+  }
+
+  it('leaves a resource with a live lease, a token above 2^53 or a line above 2^31 as it is', () => {
+    const store = new TimelineStore();
+    const t = store.view(store.add('r'));
+    t.apply(ev(1, 'acquire', { leaseId: 'a', fenceToken: 1n }));
+    expect(store.compact(t.id)).toBe(false); // live
+    t.apply(ev(2, 'release', { leaseId: 'a' }));
+    expect(store.compact(t.id)).toBe(true);
+    expect(store.compact(t.id)).toBe(false); // already
+    expect(store.isCompact(t.id)).toBe(true);
+    expect(t.newest!.leaseId).toBe('a'); // rebuilt
+    expect(store.isCompact(t.id)).toBe(false);
+    t.apply(ev(3, 'acquire', { leaseId: 'b', fenceToken: 2n ** 60n }));
+    t.apply(ev(4, 'release', { leaseId: 'b' }));
+    expect(store.compact(t.id)).toBe(false); // a big token
+    const u = store.view(store.add('u'));
+    u.apply(ev(2 ** 31 + 5, 'acquire', { resource: 'u', leaseId: 'c', fenceToken: 3n, line: 2 ** 31 + 5 }));
+    u.apply(ev(2 ** 31 + 6, 'release', { resource: 'u', leaseId: 'c' }));
+    expect(store.compact(u.id)).toBe(false); // a long line
+    expect(store.blobs.live).toBe(0);
+    expect(store.compacted).toBe(0);
+  });
+
+  it('gives its blocks back: the pools hold what idle resources need, not what they once used', () => {
+    // The operation index keeps one write (its records hold their identifiers: not summary records).
+    const engine = new Engine({ rules, maxOperations: 1 });
+    for (let k = 0; k < 300; k++) for (const e of twoCycles(`x${k}`, 1000 * k)) engine.push(e);
+    const store = engine.timeline('x0')!.store;
+    expect(store.compacted).toBe(300);
+    expect(store.blobs.live).toBe(300);
+    // Two leases, a window of two tokens, the highest write, their identifiers: four 32-byte chunks at most.
+    expect(store.blobs.bytes / store.blobs.live).toBeLessThanOrEqual(4 * 36);
+    // The identifiers are in the records: the texts hold only the operation index's (its operationId, its write's two).
+    expect(store.texts.live).toBe(3);
+    expect(engine.timeline('x0')!.newest!.leaseId).toBe('x0-b'); // read: rebuilt
+    expect(store.blobs.live).toBe(299);
+  });
+});
+
+describe('summary record bytes', () => {
+  it('numbers come back exactly: varints, int32s, doubles from a base, NaN, -0, fractions, large values', () => {
+    const w = new ByteWriter();
+    const nums: [number, number][] = [
+      [0, 0], [1, 0], [127, 0], [128, 0], [2 ** 31, 0], [2 ** 47, 0], [2 ** 53 - 1, 0], [5, 2 ** 53 - 1], [1772323200000, 1772323100000],
+      [Number.NaN, 3], [-0, 0], [0.5, 0], [1e300, 1], [-7, 7], [2 ** 60, 0], [Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER], [3, Number.NaN],
+    ];
+    const ints = [0, -1, -2, 1, 2 ** 31 - 1, -(2 ** 31), 300];
+    for (const [x, base] of nums) w.num(x, base);
+    for (const v of ints) w.i(v);
+    w.u(2 ** 52);
+    expect(w.full).toBe(false);
+    const r = new ByteReader().at(w.buf, 0);
+    for (const [x, base] of nums) expect(Object.is(r.num(base), x)).toBe(true);
+    for (const v of ints) expect(r.i()).toBe(v);
+    expect(r.u()).toBe(2 ** 52);
+    expect(r.pos).toBe(w.pos);
+  });
+
+  it('keeps byte strings of any length in chained chunks, and reuses freed chunks for any length', () => {
+    const blobs = new Blobs();
+    const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 255);
+    const lengths = [1, 31, 32, 33, 64, 100, 1000, MAX_BLOB];
+    const handles = lengths.map((n, k) => blobs.put(bytes(n, k), n));
+    lengths.forEach((n, k) => expect(blobs.read(handles[k]!).subarray(0, n)).toEqual(bytes(n, k)));
+    const held = blobs.bytes;
+    handles.forEach((h) => blobs.free(h));
+    expect(blobs.live).toBe(0);
+    expect(blobs.bytes).toBe(0);
+    // The same total in other lengths takes no new chunk.
+    const again = [MAX_BLOB, 1000, 200, 50, 1].map((n, k) => [n, blobs.put(bytes(n, 9 + k), n)] as const);
+    for (const [n, h] of again) expect(blobs.read(h).subarray(0, n)).toEqual(bytes(n, 9 + again.findIndex((a) => a[1] === h)));
+    expect(blobs.bytes).toBeLessThanOrEqual(held);
+    expect((blobs as unknown as { size: number }).size).toBe(held / 36);
   });
 });

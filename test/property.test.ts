@@ -23,6 +23,7 @@ import type { Finding, Report } from '../src/model/report.js';
 import { DEFAULT_POLICY, exitCodeFor } from '../src/model/policy.js';
 import { canonical } from '../src/profiles/canonical.js';
 import type { Profile } from '../src/profiles/types.js';
+import { TimelineStore } from '../src/timeline/timeline.js';
 
 type Rec = Record<string, unknown>;
 
@@ -653,6 +654,7 @@ const RUNS = {
   accounting: 1600,
   decorated: 600,
   deterministic: 800,
+  summary: 300,
 };
 
 describe('property: a correct system stays clean', () => {
@@ -942,6 +944,44 @@ describe('property: deterministic', () => {
       }),
       { seed: 31337, numRuns: RUNS.deterministic },
     );
+  }, TIMEOUT);
+});
+
+describe('property: summary records change nothing', () => {
+  it('a report with idle resources shrunk to summary records is the report without them, byte for byte', async () => {
+    const arb = mixedHistories();
+    const compact = TimelineStore.prototype.compact;
+    const proto = TimelineStore.prototype as unknown as { inflate: (id: number) => void };
+    const inflate = proto.inflate;
+    let shrunk = 0;
+    let rebuilt = 0;
+    proto.inflate = function (this: TimelineStore, id: number) {
+      rebuilt++;
+      inflate.call(this, id);
+    };
+    try {
+      await fc.assert(
+        fc.asyncProperty(arb, async ({ events }) => {
+          const run = () => analyze({ events: events.map((e) => ({ ...e })), timelines: { all: true }, busyWindowMs: 4000 });
+          TimelineStore.prototype.compact = function (this: TimelineStore, id: number) {
+            const done = compact.call(this, id);
+            if (done) shrunk++;
+            return done;
+          };
+          const a = JSON.stringify(await run());
+          TimelineStore.prototype.compact = () => false;
+          const b = JSON.stringify(await run());
+          if (a !== b) fail('summary records changed the report', events);
+        }),
+        { seed: 2718, numRuns: RUNS.summary },
+      );
+    } finally {
+      TimelineStore.prototype.compact = compact;
+      proto.inflate = inflate;
+    }
+    // Worth something only if resources went idle and came back.
+    expect(shrunk).toBeGreaterThan(RUNS.summary);
+    expect(rebuilt).toBeGreaterThan(RUNS.summary);
   }, TIMEOUT);
 });
 

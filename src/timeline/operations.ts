@@ -132,8 +132,13 @@ export class OperationIndex {
     this.unindex(s);
     this.store.texts.free(this.operationIds[s]!);
     this.operationIds[s] = -1;
+    const resource = this.resources[s]!;
     this.resources[s] = -1;
-    if (this.accepted[s] !== -1) this.events.free(this.accepted[s]!);
+    if (this.accepted[s] !== -1) {
+      this.events.free(this.accepted[s]!);
+      // Its resource's highest write may be held by its summary record alone now.
+      this.store.repack(resource);
+    }
     this.accepted[s] = -1;
     for (let v = this.firstView[s]!; v !== -1; ) {
       const next = this.events.next(v);

@@ -244,6 +244,17 @@ export class Texts {
       this.long[k] = keptString(s, false);
       return -2 - k;
     }
+    const at = this.alloc(c);
+    const page = this.pools[c]![Math.floor(at / TEXT_PAGE)]!;
+    const o = at % TEXT_PAGE;
+    page[o] = n;
+    page[o + 1] = 1;
+    for (let i = 0; i < n; i++) page[o + 2 + i] = s.charCodeAt(i);
+    return at * 8 + c;
+  }
+
+  /** A free block of class c (its place). */
+  private alloc(c: number): number {
     let at = this.freeBlocks[c]!.pop();
     if (at === undefined) {
       at = this.used[c]!;
@@ -251,11 +262,48 @@ export class Texts {
       const pages = this.pools[c]!;
       if (Math.floor(at / TEXT_PAGE) >= pages.length) pages.push(new Uint8Array(TEXT_PAGE));
     }
+    return at;
+  }
+
+  /**
+   * Identifier h into a summary record: none; the same holder's reference as `same` (a lease and
+   * its write share one); its bytes; or the handle of one kept as a string. When it writes the
+   * bytes or `same`, h goes to `freeing`: the caller lets it go once the record is kept.
+   */
+  pack(h: number, w: ByteWriter, same: number, freeing: number[]): void {
+    if (h === -1) w.u(0);
+    else if (h < -1) {
+      w.u(1);
+      w.i(h);
+    } else if (h === same) {
+      w.u(2);
+      freeing.push(h);
+    } else {
+      const page = this.pools[h & 7]![Math.floor(Math.floor(h / 8) / TEXT_PAGE)]!;
+      const o = Math.floor(h / 8) % TEXT_PAGE;
+      w.u(3 + page[o]!);
+      w.bytes(page, o + 2, page[o]!);
+      freeing.push(h);
+    }
+  }
+
+  /** An identifier pack() wrote, kept again (`same`: the handle it may share); returns its handle. */
+  unpack(rd: ByteReader, same: number): number {
+    const t = rd.u();
+    if (t === 0) return -1;
+    if (t === 1) return rd.i();
+    if (t === 2) return this.share(same);
+    const n = t - 3;
+    this.live++;
+    let c = 0;
+    while (TEXT_CLASSES[c]! < n + 2) c++;
+    const at = this.alloc(c);
     const page = this.pools[c]![Math.floor(at / TEXT_PAGE)]!;
     const o = at % TEXT_PAGE;
     page[o] = n;
     page[o + 1] = 1;
-    for (let i = 0; i < n; i++) page[o + 2 + i] = s.charCodeAt(i);
+    page.set(rd.buf.subarray(rd.pos, rd.pos + n), o + 2);
+    rd.pos += n;
     return at * 8 + c;
   }
 
@@ -447,14 +495,7 @@ export class EventPool {
       }
       return last;
     }
-    let r = this.freeHead;
-    if (r !== -1) this.freeHead = this.next(r);
-    else {
-      r = this.size++;
-      reserveF64(this.f, EF, r);
-      reserveI32(this.i, EI, r);
-    }
-    this.live++;
+    const r = this.alloc();
     this.lastEvent = ev;
     this.lastRecord = r;
     const f = this.f[r >>> PAGE_BITS]!;
@@ -485,6 +526,94 @@ export class EventPool {
     const texts = this.texts;
     i[io + E_LEASE] = s !== undefined && s.leaseText !== undefined && texts.is(s.leaseText, ev.leaseId) ? texts.share(s.leaseText) : texts.put(ev.leaseId);
     i[io + E_OPERATION] = this.texts.put(ev.operationId);
+    return r;
+  }
+
+  /**
+   * Whether a summary record can keep r: one holder, and nothing kept beside it (a token above
+   * 2^53, a type, result or observer outside the canonical sets, a line above 2^31, a text or fields).
+   */
+  packable(r: number): boolean {
+    const i = this.i[r >>> PAGE_BITS]!;
+    const io = (r & PAGE_MASK) * EI;
+    const m = i[io + E_META]!;
+    return m >>> 9 === 1 && metaExact(m & META_BITS) && this.tokenKey(r) !== BIG && i[io + E_LINE]! >= 0 && !(r < this.extra.length && this.extra[r] !== undefined);
+  }
+
+  /** The record's leaseId handle in the texts. */
+  leaseText(r: number): number {
+    return this.i[r >>> PAGE_BITS]![(r & PAGE_MASK) * EI + E_LEASE]!;
+  }
+
+  /** A packable() record's numbers into `w` (times from `epoch`), its references with them (identifiers to let go into `freeing`). */
+  pack(r: number, w: ByteWriter, epoch: number, freeing: number[]): void {
+    const f = this.f[r >>> PAGE_BITS]!;
+    const i = this.i[r >>> PAGE_BITS]!;
+    const fo = (r & PAGE_MASK) * EF;
+    const io = (r & PAGE_MASK) * EI;
+    // The token first: a summary reads it without rebuilding anything (TimelineStore.highestKey).
+    w.num(f[fo + E_TOKEN]!, 0);
+    w.num(f[fo + E_TS]!, epoch);
+    w.num(f[fo + E_TTL]!, 0);
+    w.num(f[fo + E_OFFSET]!, 0);
+    w.i(i[io + E_BYTES]!);
+    w.i(i[io + E_ORIGIN]!);
+    w.i(i[io + E_META]! & META_BITS);
+    w.num(i[io + E_LINE]!, 0);
+    this.texts.pack(i[io + E_LEASE]!, w, -1, freeing);
+    this.texts.pack(i[io + E_OPERATION]!, w, -1, freeing);
+    w.i(i[io + E_OWNER]!);
+    w.i(i[io + E_NEXT]!);
+  }
+
+  /** Let the slot of a record pack() wrote go (its references are the summary record's now). */
+  drop(r: number): void {
+    if (r === this.lastRecord) {
+      this.lastEvent = undefined;
+      this.lastRecord = -1;
+    }
+    this.live--;
+    const i = this.i[r >>> PAGE_BITS]!;
+    const io = (r & PAGE_MASK) * EI;
+    i[io + E_META] = 0;
+    i[io + E_NEXT] = this.freeHead;
+    this.freeHead = r;
+  }
+
+  /** A record pack() wrote, from `rd`, of resource `resource`, in a new slot; returns it. */
+  unpack(rd: ByteReader, resource: number, epoch: number): number {
+    const r = this.alloc();
+    const f = this.f[r >>> PAGE_BITS]!;
+    const i = this.i[r >>> PAGE_BITS]!;
+    const fo = (r & PAGE_MASK) * EF;
+    const io = (r & PAGE_MASK) * EI;
+    f[fo + E_TOKEN] = rd.num(0);
+    f[fo + E_TS] = rd.num(epoch);
+    f[fo + E_TTL] = rd.num(0);
+    f[fo + E_OFFSET] = rd.num(0);
+    i[io + E_BYTES] = rd.i();
+    i[io + E_ORIGIN] = rd.i();
+    i[io + E_META] = rd.i() | REF;
+    i[io + E_LINE] = rd.num(0);
+    i[io + E_RESOURCE] = resource;
+    i[io + E_LEASE] = this.texts.unpack(rd, -1);
+    i[io + E_OPERATION] = this.texts.unpack(rd, -1);
+    i[io + E_OWNER] = rd.i();
+    i[io + E_NEXT] = rd.i();
+    if (r < this.extra.length) this.extra[r] = undefined;
+    return r;
+  }
+
+  /** A free record (counted live). */
+  private alloc(): number {
+    let r = this.freeHead;
+    if (r !== -1) this.freeHead = this.next(r);
+    else {
+      r = this.size++;
+      reserveF64(this.f, EF, r);
+      reserveI32(this.i, EI, r);
+    }
+    this.live++;
     return r;
   }
 
@@ -585,5 +714,193 @@ export class EventPool {
       Number.isNaN(offset) ? undefined : offset,
       bytes === -1 ? undefined : bytes,
     );
+  }
+}
+
+// --- Summary records -----------------------------------------------------------------------------
+
+/**
+ * Byte strings of up to MAX_BLOB bytes, as chains of CHUNK-byte chunks (each with a link to the
+ * next in an Int32Array beside), in pages of CHUNKS_PER_PAGE chunks, reused once let go. One chunk
+ * size for every length: a resource's record grows and shrinks as its state does, and chunks
+ * freed by one record serve any other (blocks of many sizes would each keep the most that size
+ * ever held). The summary record of a resource with no live lease is one (TimelineStore.compact).
+ * A handle is the first chunk's index.
+ */
+const CHUNK = 32;
+const CHUNK_PAGE_BITS = 11;
+const CHUNK_PAGE_MASK = (1 << CHUNK_PAGE_BITS) - 1;
+/** The longest byte string. */
+export const MAX_BLOB = 4096;
+
+export class Blobs {
+  private readonly pages: Uint8Array<ArrayBuffer>[] = [];
+  private readonly links: Int32Array<ArrayBuffer>[] = [];
+  private freeHead = -1;
+  private size = 0;
+  private readonly scratch = new Uint8Array(MAX_BLOB + CHUNK);
+  /** Byte strings held, and the bytes of their chunks (links included). */
+  live = 0;
+  bytes = 0;
+
+  private alloc(): number {
+    let c = this.freeHead;
+    if (c !== -1) this.freeHead = this.links[c >>> CHUNK_PAGE_BITS]![c & CHUNK_PAGE_MASK]!;
+    else {
+      c = this.size++;
+      if (c >>> CHUNK_PAGE_BITS >= this.pages.length) {
+        this.pages.push(new Uint8Array(CHUNK << CHUNK_PAGE_BITS));
+        this.links.push(new Int32Array(1 << CHUNK_PAGE_BITS));
+      }
+    }
+    return c;
+  }
+
+  /** Keep the first `n` bytes of `from` (n ≤ MAX_BLOB); returns the handle. */
+  put(from: Uint8Array, n: number): number {
+    const k = Math.max(1, Math.ceil(n / CHUNK));
+    let first = -1;
+    let prev = -1;
+    for (let j = 0; j < k; j++) {
+      const c = this.alloc();
+      const end = Math.min(n, (j + 1) * CHUNK);
+      this.pages[c >>> CHUNK_PAGE_BITS]!.set(from.subarray(j * CHUNK, end), (c & CHUNK_PAGE_MASK) * CHUNK);
+      if (prev === -1) first = c;
+      else this.links[prev >>> CHUNK_PAGE_BITS]![prev & CHUNK_PAGE_MASK] = c;
+      prev = c;
+    }
+    this.links[prev >>> CHUNK_PAGE_BITS]![prev & CHUNK_PAGE_MASK] = -1;
+    this.live++;
+    this.bytes += k * (CHUNK + 4);
+    return first;
+  }
+
+  /** The bytes of h, in one buffer (valid until the next read()): read from 0 on. */
+  read(h: number): Uint8Array {
+    const out = this.scratch;
+    let at = 0;
+    for (let c = h; c !== -1; c = this.links[c >>> CHUNK_PAGE_BITS]![c & CHUNK_PAGE_MASK]!) {
+      const o = (c & CHUNK_PAGE_MASK) * CHUNK;
+      out.set(this.pages[c >>> CHUNK_PAGE_BITS]!.subarray(o, o + CHUNK), at);
+      at += CHUNK;
+    }
+    return out;
+  }
+
+  free(h: number): void {
+    let k = 0;
+    for (let c = h; c !== -1; k++) {
+      const links = this.links[c >>> CHUNK_PAGE_BITS]!;
+      const next = links[c & CHUNK_PAGE_MASK]!;
+      links[c & CHUNK_PAGE_MASK] = this.freeHead;
+      this.freeHead = c;
+      c = next;
+    }
+    this.live--;
+    this.bytes -= k * (CHUNK + 4);
+  }
+}
+
+const f64 = new Float64Array(1);
+const f64Bytes = new Uint8Array(f64.buffer);
+/** Below this, a difference of two integers is written as a varint (zigzag, times 2: the low bit tells the kind). */
+const MAX_DELTA = 2 ** 48;
+
+/**
+ * Numbers as bytes, for summary records: unsigned varints, int32s zigzagged, and doubles as the
+ * difference from a base when both are safe integers (a time from the one before it, a token from
+ * the one before it: one or two bytes), else NaN in one byte or the double's eight bytes.
+ * Every value comes back exactly as written.
+ */
+export class ByteWriter {
+  readonly buf = new Uint8Array(MAX_BLOB + 64);
+  pos = 0;
+  /** Past MAX_BLOB: the record does not fit (the caller keeps the state as it is). */
+  get full(): boolean {
+    return this.pos > MAX_BLOB;
+  }
+
+  u(v: number): void {
+    const b = this.buf;
+    if (this.pos > MAX_BLOB) return;
+    while (v >= 128) {
+      b[this.pos++] = (v % 128) | 128;
+      v = Math.floor(v / 128);
+    }
+    b[this.pos++] = v;
+  }
+
+  i(v: number): void {
+    this.u(v >= 0 ? v * 2 : -v * 2 - 1);
+  }
+
+  bytes(from: Uint8Array, at: number, n: number): void {
+    if (this.pos + n > MAX_BLOB) {
+      this.pos = MAX_BLOB + 1;
+      return;
+    }
+    this.buf.set(from.subarray(at, at + n), this.pos);
+    this.pos += n;
+  }
+
+  num(x: number, base: number): void {
+    // (-0 is written as its double: a difference would give it back as 0.)
+    if (Number.isSafeInteger(x) && Number.isSafeInteger(base) && (x !== 0 || 1 / x > 0)) {
+      const d = x - base;
+      if (d > -MAX_DELTA && d < MAX_DELTA) {
+        this.u((d >= 0 ? d * 2 : -d * 2 - 1) * 2);
+        return;
+      }
+    }
+    if (Number.isNaN(x)) {
+      this.u(3);
+      return;
+    }
+    this.u(1);
+    if (this.pos > MAX_BLOB) return;
+    f64[0] = x;
+    this.buf.set(f64Bytes, this.pos);
+    this.pos += 8;
+  }
+}
+
+export class ByteReader {
+  buf: Uint8Array = new Uint8Array(0);
+  pos = 0;
+
+  at(buf: Uint8Array, pos: number): this {
+    this.buf = buf;
+    this.pos = pos;
+    return this;
+  }
+
+  u(): number {
+    const b = this.buf;
+    let x = b[this.pos++]!;
+    if (x < 128) return x;
+    let v = x & 127;
+    let mul = 128;
+    do {
+      x = b[this.pos++]!;
+      v += (x & 127) * mul;
+      mul *= 128;
+    } while (x >= 128);
+    return v;
+  }
+
+  i(): number {
+    const z = this.u();
+    return z % 2 === 0 ? z / 2 : -(z + 1) / 2;
+  }
+
+  num(base: number): number {
+    const v = this.u();
+    if (v % 2 === 0) {
+      const z = v / 2;
+      return base + (z % 2 === 0 ? z / 2 : -(z + 1) / 2);
+    }
+    if (v === 3) return Number.NaN;
+    for (let k = 0; k < 8; k++) f64Bytes[k] = this.buf[this.pos++]!;
+    return f64[0]!;
   }
 }

@@ -14,7 +14,7 @@
  * with events.
  */
 import { KeptEvent, keptString, type LockEvent } from '../model/event.js';
-import { BIG, EventPool, hashString, StringTable, lineAt, metaExact, NONE, observerOf, Origins, packMeta, PAGE_BITS, PAGE_MASK, putLine, reserveF64, reserveI32, reserveU32, resultOf, Texts, tokenAt, tokenKey, typeOf } from './pool.js';
+import { BIG, Blobs, ByteReader, ByteWriter, EventPool, hashString, StringTable, lineAt, metaExact, NONE, observerOf, Origins, packMeta, PAGE_BITS, PAGE_MASK, putLine, reserveF64, reserveI32, reserveU32, resultOf, Texts, tokenAt, tokenKey, tokenOfKey, typeOf } from './pool.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
@@ -127,6 +127,12 @@ const R_WIN_AT = 3;
 /** Window class (bits 0-7), tokens in the window (bits 8-15), next to replace once full (bits 16-23), flags (bits 24-30). */
 const R_WIN = 4;
 const LOGS_WRITES = 1 << 24;
+/** The resource's leases and window are in its summary record (R_NEWEST holds the record's handle in `blobs`). */
+const COMPACT = 1 << 25;
+/** R_HIGHEST of a compact resource whose highest accepted write is in its summary record. */
+const PACKED = -2;
+/** A summary record's first number: leases (bits 0-3), where the highest granted lease is (bits 4-5), and this bit when it holds the highest accepted write. */
+const HAS_RECORD = 1 << 6;
 /** A counter value that means: the count is in bigCounts. */
 const SPILLED = 0xffffffff;
 
@@ -291,20 +297,39 @@ export class TimelineStore {
 
   /** The resource's newest lease (-1 for none). */
   newest(id: number): number {
-    return this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_NEWEST]!;
+    const ri = this.ri[id >>> PAGE_BITS]!;
+    const o = (id & PAGE_MASK) * RI;
+    if ((ri[o + R_WIN]! & COMPACT) !== 0) this.inflate(id);
+    return ri[o + R_NEWEST]!;
   }
 
   highestGranted(id: number): number {
+    this.ensure(id);
     return this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_HIGHEST_GRANTED]!;
   }
 
   /** The highest accepted write's record (-1 for none). */
   highest(id: number): number {
-    return this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_HIGHEST]!;
+    const ri = this.ri[id >>> PAGE_BITS]!;
+    const o = (id & PAGE_MASK) * RI + R_HIGHEST;
+    if (ri[o] === PACKED) this.inflate(id);
+    return ri[o]!;
   }
 
   setHighest(id: number, r: number): void {
+    this.ensure(id);
     this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_HIGHEST] = r;
+  }
+
+  /** The highest accepted token as a double (BIG when it is not exact as one, NONE for none), read without rebuilding a summary record. */
+  highestKey(id: number): number {
+    const r = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_HIGHEST]!;
+    if (r === -1) return NONE;
+    if (r !== PACKED) return this.events.tokenKey(r);
+    const h = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_NEWEST]!;
+    const rd = this.reader.at(this.blobs.read(h), 2);
+    rd.u();
+    return rd.num(0);
   }
 
   logsWrites(id: number): boolean {
@@ -317,8 +342,8 @@ export class TimelineStore {
 
   // --- Leases --------------------------------------------------------------------------------
 
-  /** A new lease from its grant, first in its resource's list. */
-  newLease(id: number, grant: LockEvent): number {
+  /** A free lease slot. Any change to which lease a slot holds moves leaseEpoch (findSlot's memo). */
+  private allocLease(): number {
     this.leaseEpoch++;
     let s = this.leaseFree;
     if (s !== -1) this.leaseFree = this.older(s);
@@ -327,6 +352,13 @@ export class TimelineStore {
       reserveF64(this.lf, LF, s);
       reserveI32(this.li, LI, s);
     }
+    return s;
+  }
+
+  /** A new lease from its grant, first in its resource's list. */
+  newLease(id: number, grant: LockEvent): number {
+    this.ensure(id);
+    const s = this.allocLease();
     const f = this.lf[s >>> PAGE_BITS]!;
     const i = this.li[s >>> PAGE_BITS]!;
     const fo = (s & PAGE_MASK) * LF;
@@ -380,6 +412,7 @@ export class TimelineStore {
     this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_SERIAL] = 0;
     i[io + L_OLDER] = this.leaseFree;
     this.leaseFree = s;
+    this.leaseEpoch++;
   }
 
   /** The lease after s in its resource's list (-1 at the end). */
@@ -400,6 +433,7 @@ export class TimelineStore {
 
   /** Make `s` its resource's highest granted lease. */
   setHighestGranted(id: number, s: number): void {
+    this.ensure(id);
     const ri = this.ri[id >>> PAGE_BITS]!;
     const o = (id & PAGE_MASK) * RI + R_HIGHEST_GRANTED;
     const old = ri[o]!;
@@ -652,6 +686,325 @@ export class TimelineStore {
     return (this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_BITS]! & RENEWED) !== 0;
   }
 
+  // --- Summary records -------------------------------------------------------------------------
+
+  /** The summary records of resources with no live lease (see compact()). */
+  readonly blobs = new Blobs();
+  private readonly writer = new ByteWriter();
+  private readonly reader = new ByteReader();
+  /** Resources whose state is a summary record now. */
+  compacted = 0;
+  /** While a record is written: the identifiers it takes over; the leaseId its write holds (a lease that shares it says so). */
+  private readonly freeing: number[] = [];
+  private sameText = -1;
+  // The bases a summary record's numbers are written from (the lease before's).
+  private baseSerial = 0;
+  private baseTs = 0;
+  private baseTtl = 0;
+  private baseToken = 0;
+  private baseLine = 0;
+
+  /** Whether the resource's leases and window are a summary record now (rebuilt when next read). */
+  isCompact(id: number): boolean {
+    return (this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN]! & COMPACT) !== 0;
+  }
+
+  private ensure(id: number): void {
+    if ((this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN]! & COMPACT) !== 0) this.inflate(id);
+  }
+
+  /** The base of the first lease's grant time: the first one a record was written with (a run's times are near it). */
+  private epoch = Number.NaN;
+
+  private resetBases(): void {
+    this.baseSerial = 0;
+    this.baseTs = this.epoch;
+    this.baseTtl = 0;
+    this.baseToken = 0;
+    this.baseLine = 0;
+  }
+
+  /**
+   * Shrink a resource with no live lease (every lease it keeps has a logged end, so none changes
+   * before its next grant) to a summary record: its leases and its granted-token window as bytes
+   * (ByteWriter: most numbers as small differences), their slots and block let go. The lease ids,
+   * owners, (file, source) pairs and end records its leases name stay held, by the record. The
+   * first call that reads them (newest(), findLease(), grantStatus()…) rebuilds the same state
+   * from it, with the same serials (Lease.id); only the slots differ. The highest accepted write
+   * and the counters are not part of it. Returns whether it shrank: a resource with a live lease,
+   * with nothing to shrink, or with a rare value (a token above 2^53, a line above 2^31, a
+   * grant's operationId) stays as it is.
+   */
+  compact(id: number): boolean {
+    const ri = this.ri[id >>> PAGE_BITS]!;
+    const o = (id & PAGE_MASK) * RI;
+    const win = ri[o + R_WIN]!;
+    const c = win & 0xff;
+    if ((win & COMPACT) !== 0 || c === OBJECT_WINDOW) return false;
+    const first = ri[o + R_NEWEST]!;
+    const hg = ri[o + R_HIGHEST_GRANTED]!;
+    // Most calls end here: the newest lease is live.
+    let n = 0;
+    let hgAt = -1;
+    for (let s = first; s !== -1; s = this.older(s)) {
+      if (!this.hasEnded(s)) return false;
+      if (s === hg) hgAt = n;
+      n++;
+    }
+    const high = ri[o + R_HIGHEST]!;
+    const record = high !== -1 && this.events.packable(high);
+    if (first === -1 && hg === -1 && c === NO_WINDOW && !record) return false;
+    const w = this.writer;
+    // Two bytes for the length (see repack()), then the record.
+    w.pos = 2;
+    if (Number.isNaN(this.epoch)) {
+      const t = first !== -1 ? this.grantTs(first) : hg !== -1 ? this.grantTs(hg) : this.events.ts(high);
+      this.epoch = Number.isSafeInteger(t) ? t : 0;
+    }
+    w.u(n | ((hg === -1 ? 0 : hgAt !== -1 ? 1 : 2) << 4) | (record ? HAS_RECORD : 0));
+    const freeing = this.freeing;
+    freeing.length = 0;
+    if (record) this.events.pack(high, w, this.epoch, freeing);
+    this.sameText = record ? this.events.leaseText(high) : -1;
+    if (hgAt !== -1) w.u(hgAt);
+    this.resetBases();
+    for (let s = first; s !== -1; s = this.older(s)) if (!this.writeLease(s)) return false;
+    if (hg !== -1 && hgAt === -1 && !this.writeLease(hg)) return false;
+    if (c === NO_WINDOW) w.u(0);
+    else {
+      const wn = (win >> 8) & 0xff;
+      w.u(wn);
+      w.u((win >> 16) & 0xff);
+      const at = ri[o + R_WIN_AT]!;
+      const pool = this.winPools[c]![at >>> WIN_PAGE_BITS]!;
+      const po = at & WIN_PAGE_MASK;
+      let prev = 0;
+      for (let k = 0; k < wn; k++) {
+        const t = pool[po + k]!;
+        w.num(t, prev);
+        prev = t;
+      }
+    }
+    if (w.full) return false;
+    w.buf[0] = (w.pos - 2) & 0xff;
+    w.buf[1] = (w.pos - 2) >> 8;
+    const h = this.blobs.put(w.buf, w.pos);
+    for (let s = first; s !== -1; ) {
+      const next = this.older(s);
+      this.dropSlot(s);
+      s = next;
+    }
+    if (hg !== -1 && hgAt === -1) this.dropSlot(hg);
+    if (c !== NO_WINDOW) this.winFree[c]!.push(ri[o + R_WIN_AT]!);
+    if (record) {
+      this.events.drop(high);
+      ri[o + R_HIGHEST] = PACKED;
+    }
+    for (const t of freeing) this.texts.free(t);
+    ri[o + R_NEWEST] = h;
+    ri[o + R_HIGHEST_GRANTED] = -1;
+    ri[o + R_WIN_AT] = 0;
+    ri[o + R_WIN] = (win & LOGS_WRITES) | COMPACT | NO_WINDOW;
+    this.compacted++;
+    return true;
+  }
+
+  /**
+   * A compact resource whose highest write's record was held by something else too (the
+   * operation index) when it shrank, once nothing else holds it: its summary record made again,
+   * with the write in it.
+   */
+  repack(id: number): void {
+    const ri = this.ri[id >>> PAGE_BITS]!;
+    const o = (id & PAGE_MASK) * RI;
+    if ((ri[o + R_WIN]! & COMPACT) === 0) return;
+    const r = ri[o + R_HIGHEST]!;
+    if (r < 0 || Number.isNaN(this.epoch) || !this.events.packable(r)) return;
+    // The write goes in after the first number; the rest of the record is the same bytes.
+    const h = ri[o + R_NEWEST]!;
+    const src = this.blobs.read(h);
+    const end = 2 + (src[0]! | (src[1]! << 8));
+    const rd = this.reader.at(src, 2);
+    const head = rd.u();
+    const w = this.writer;
+    w.pos = 2;
+    w.u(head | HAS_RECORD);
+    const freeing = this.freeing;
+    freeing.length = 0;
+    this.events.pack(r, w, this.epoch, freeing);
+    w.bytes(src, rd.pos, end - rd.pos);
+    if (w.full) return;
+    w.buf[0] = (w.pos - 2) & 0xff;
+    w.buf[1] = (w.pos - 2) >> 8;
+    this.blobs.free(h);
+    ri[o + R_NEWEST] = this.blobs.put(w.buf, w.pos);
+    this.events.drop(r);
+    ri[o + R_HIGHEST] = PACKED;
+    for (const t of freeing) this.texts.free(t);
+  }
+
+  /** A lease's numbers into the writer (false for a lease a summary record does not keep). */
+  private writeLease(s: number): boolean {
+    const f = this.lf[s >>> PAGE_BITS]!;
+    const i = this.li[s >>> PAGE_BITS]!;
+    const fo = (s & PAGE_MASK) * LF;
+    const io = (s & PAGE_MASK) * LI;
+    const b = i[io + L_BITS]!;
+    const token = f[fo + L_TOKEN]!;
+    // Lines above 2^31 are negative here (kept beside, by slot).
+    if ((b & GRANT_OPERATION) !== 0 || token === BIG || i[io + L_GRANT_LINE]! < 0 || i[io + L_RENEW_LINE]! < 0) return false;
+    if ((b & (ENDED | END_RECORD)) === ENDED && i[io + L_END_LINE]! < 0) return false;
+    const w = this.writer;
+    const serial = f[fo + L_SERIAL]!;
+    const grantTs = f[fo + L_GRANT_TS]!;
+    const renewTs = f[fo + L_RENEW_TS]!;
+    const ttl = f[fo + L_TTL]!;
+    const grantLine = i[io + L_GRANT_LINE]!;
+    w.num(serial, this.baseSerial);
+    w.num(grantTs, this.baseTs);
+    w.num(renewTs, grantTs);
+    w.num(ttl, this.baseTtl);
+    w.num(token, this.baseToken);
+    this.baseSerial = serial;
+    this.baseTs = grantTs;
+    if (!Number.isNaN(ttl)) this.baseTtl = ttl;
+    if (!Number.isNaN(token)) this.baseToken = token;
+    w.i(b);
+    w.i(i[io + L_GRANT_ORIGIN]!);
+    w.i(i[io + L_RENEW_ORIGIN]!);
+    this.texts.pack(i[io + L_LEASE_ID]!, w, this.sameText, this.freeing);
+    w.i(i[io + L_OWNER]!);
+    w.num(grantLine, this.baseLine);
+    this.baseLine = grantLine;
+    w.num(i[io + L_RENEW_LINE]!, grantLine);
+    if ((b & ENDED) !== 0) {
+      w.i(i[io + L_END]!);
+      if ((b & END_RECORD) === 0) {
+        w.num(f[fo + L_END_TS]!, renewTs);
+        w.i(i[io + L_END_ORIGIN]!);
+        w.num(i[io + L_END_LINE]!, grantLine);
+      }
+    }
+    if ((b & GRANT_TTL_KEPT) !== 0) {
+      const g = this.grantTtls.get(s);
+      w.num(g === undefined ? NONE : g, 0);
+    }
+    return true;
+  }
+
+  /** Let a slot go whose references a summary record now holds. */
+  private dropSlot(s: number): void {
+    this.leaseEpoch++;
+    const i = this.li[s >>> PAGE_BITS]!;
+    const io = (s & PAGE_MASK) * LI;
+    if ((i[io + L_BITS]! & GRANT_TTL_KEPT) !== 0) this.grantTtls.delete(s);
+    i[io + L_BITS] = 0;
+    this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_SERIAL] = 0;
+    i[io + L_OLDER] = this.leaseFree;
+    this.leaseFree = s;
+  }
+
+  /** The state compact() shrank, rebuilt from its summary record (which is let go). */
+  private inflate(id: number): void {
+    const ri = this.ri[id >>> PAGE_BITS]!;
+    const o = (id & PAGE_MASK) * RI;
+    const h = ri[o + R_NEWEST]!;
+    const blobs = this.blobs;
+    const r = this.reader.at(blobs.read(h), 2);
+    const head = r.u();
+    const n = head & 15;
+    const mode = (head >> 4) & 3;
+    if ((head & HAS_RECORD) !== 0) ri[o + R_HIGHEST] = this.events.unpack(r, id, this.epoch);
+    this.sameText = (head & HAS_RECORD) !== 0 ? this.events.leaseText(ri[o + R_HIGHEST]!) : -1;
+    const hgAt = mode === 1 ? r.u() : -1;
+    this.resetBases();
+    let first = -1;
+    let prev = -1;
+    let hg = -1;
+    for (let k = 0; k < n; k++) {
+      const s = this.readLease(r);
+      if (prev === -1) first = s;
+      else this.li[prev >>> PAGE_BITS]![(prev & PAGE_MASK) * LI + L_OLDER] = s;
+      prev = s;
+      if (k === hgAt) hg = s;
+    }
+    if (mode === 2) hg = this.readLease(r);
+    ri[o + R_NEWEST] = first;
+    ri[o + R_HIGHEST_GRANTED] = hg;
+    const wn = r.u();
+    if (wn === 0) ri[o + R_WIN] = (ri[o + R_WIN]! & LOGS_WRITES) | NO_WINDOW;
+    else {
+      const next = r.u();
+      let c = 0;
+      while (1 << c < wn) c++;
+      const at = this.winAlloc(c);
+      const pool = this.winPools[c]![at >>> WIN_PAGE_BITS]!;
+      const po = at & WIN_PAGE_MASK;
+      let t = 0;
+      for (let k = 0; k < wn; k++) pool[po + k] = t = r.num(t);
+      ri[o + R_WIN_AT] = at;
+      this.setWindow(id, c, wn, next);
+    }
+    blobs.free(h);
+    this.compacted--;
+  }
+
+  /** A lease from the reader, in a new slot (its older link -1). */
+  private readLease(r: ByteReader): number {
+    const s = this.allocLease();
+    const f = this.lf[s >>> PAGE_BITS]!;
+    const i = this.li[s >>> PAGE_BITS]!;
+    const fo = (s & PAGE_MASK) * LF;
+    const io = (s & PAGE_MASK) * LI;
+    const serial = r.num(this.baseSerial);
+    const grantTs = r.num(this.baseTs);
+    const renewTs = r.num(grantTs);
+    const ttl = r.num(this.baseTtl);
+    const token = r.num(this.baseToken);
+    this.baseSerial = serial;
+    this.baseTs = grantTs;
+    if (!Number.isNaN(ttl)) this.baseTtl = ttl;
+    if (!Number.isNaN(token)) this.baseToken = token;
+    f[fo + L_SERIAL] = serial;
+    f[fo + L_GRANT_TS] = grantTs;
+    f[fo + L_RENEW_TS] = renewTs;
+    f[fo + L_TTL] = ttl;
+    f[fo + L_TOKEN] = token;
+    const b = r.i();
+    i[io + L_BITS] = b;
+    i[io + L_GRANT_ORIGIN] = r.i();
+    i[io + L_RENEW_ORIGIN] = r.i();
+    i[io + L_LEASE_ID] = this.texts.unpack(r, this.sameText);
+    i[io + L_OWNER] = r.i();
+    const grantLine = r.num(this.baseLine);
+    this.baseLine = grantLine;
+    i[io + L_GRANT_LINE] = grantLine;
+    i[io + L_RENEW_LINE] = r.num(grantLine);
+    i[io + L_OLDER] = -1;
+    if ((b & ENDED) !== 0) {
+      i[io + L_END] = r.i();
+      if ((b & END_RECORD) === 0) {
+        f[fo + L_END_TS] = r.num(renewTs);
+        i[io + L_END_ORIGIN] = r.i();
+        i[io + L_END_LINE] = r.num(grantLine);
+      } else {
+        f[fo + L_END_TS] = 0;
+        i[io + L_END_ORIGIN] = 0;
+        i[io + L_END_LINE] = 0;
+      }
+    } else {
+      f[fo + L_END_TS] = 0;
+      i[io + L_END] = 0;
+      i[io + L_END_ORIGIN] = 0;
+      i[io + L_END_LINE] = 0;
+    }
+    if ((b & GRANT_TTL_KEPT) !== 0) {
+      const g = r.num(0);
+      this.grantTtls.set(s, Number.isNaN(g) ? undefined : g);
+    }
+    return s;
+  }
+
   // --- Granted windows -------------------------------------------------------------------------
 
   private winAlloc(c: number): number {
@@ -672,6 +1025,7 @@ export class TimelineStore {
 
   /** Add a granted token to the window, unless it is there already. */
   rememberGrant(id: number, token: bigint): void {
+    this.ensure(id);
     const w = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN]!;
     const c = w & 0xff;
     const n = (w >> 8) & 0xff;
@@ -748,6 +1102,7 @@ export class TimelineStore {
 
   /** Was this token granted on this resource, as far as the remembered window tells? */
   grantStatus(id: number, token: bigint): 'granted' | 'never' | 'unknown' {
+    this.ensure(id);
     const w = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN]!;
     const c = w & 0xff;
     if (c === NO_WINDOW) return 'unknown';
@@ -777,6 +1132,7 @@ export class TimelineStore {
 
   /** The window as it was kept before the store: undefined, the one token, or the tokens (numbers up to 2^53 - 1, else BigInts). */
   grantedTokens(id: number): (number | bigint)[] | bigint | undefined {
+    this.ensure(id);
     const w = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_WIN]!;
     const c = w & 0xff;
     if (c === NO_WINDOW) return undefined;
@@ -944,14 +1300,14 @@ export class ResourceTimeline {
 
   /** The highest accepted token as a double (BIG when it is not exact as one, NONE for none). */
   get highestTokenKey(): number {
-    const r = this.store.highest(this.id);
-    return r === -1 ? NONE : this.store.events.tokenKey(r);
+    return this.store.highestKey(this.id);
   }
 
   /** The highest token the resource accepted. */
   get highestToken(): bigint | undefined {
-    const r = this.store.highest(this.id);
-    return r === -1 ? undefined : this.store.events.fenceToken(r);
+    const key = this.store.highestKey(this.id);
+    // A summary record keeps only tokens exact as doubles: a BIG one is in the record.
+    return Number.isNaN(key) ? undefined : key === BIG ? this.store.events.fenceToken(this.store.highest(this.id)) : tokenOfKey(key);
   }
 
   /** The lease of the highest token the authority granted (its fenceToken is that token). */
