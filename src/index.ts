@@ -25,6 +25,7 @@ export { renderHtml, renderHtmlChunks } from './report/html.js';
 export { renderJunit, renderJunitChunks } from './report/junit.js';
 export { renderGithub, renderGithubChunks } from './report/github.js';
 export { VERSION } from './version.js';
+export { StaleLeaseViewError } from './timeline/timeline.js';
 export { exitCodeFor, EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INCONCLUSIVE, type FailPolicy } from './model/policy.js';
 export { READINESS } from './model/report.js';
 export { mergeReports, checkSet, MergeError } from './partition/merge.js';

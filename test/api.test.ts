@@ -2,7 +2,7 @@ import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { analyze, Engine, rules, type Finding } from '../src/index.js';
 import { canonical } from '../src/profiles/canonical.js';
-import { MAX_LEASES, ResourceTimeline } from '../src/timeline/timeline.js';
+import { MAX_LEASES, ResourceTimeline, StaleLeaseViewError } from '../src/timeline/timeline.js';
 import type { LockEvent } from '../src/model/event.js';
 
 const T0 = Date.UTC(2026, 2, 1, 10);
@@ -246,6 +246,9 @@ describe('compact per-resource state', () => {
     expect(t.findLease({ leaseId: 'b' } as LockEvent)!.endKind).toBe('released-by-old-handle');
     expect(t.findLease({ leaseId: 'a' } as LockEvent)!.endKind).toBe('release');
     expect(t.findLease({ leaseId: 'a' } as LockEvent)!.id).toBe(lease.id);
+    // The view held across the events: its slot was let go when the state shrank, so using it is an error, not another lease's data.
+    expect(() => lease.leaseId).toThrow(StaleLeaseViewError);
+    expect(() => lease.endsAt()).toThrow(/used after the event it was made for/);
   });
 });
 

@@ -1161,6 +1161,14 @@ function windowKey(token: bigint): number | bigint {
  * the live ones and the MAX_ENDED most recent ended ones, MAX_LEASES at most, and its highest
  * granted): do not hold one across events.
  */
+/** A Lease view used after its slot was let go or given to another lease (held across events). */
+export class StaleLeaseViewError extends Error {
+  constructor(resource: string, id: number) {
+    super(`a Lease view of resource ${JSON.stringify(resource)} (lease #${id}) was used after the event it was made for: keep Lease.id across events and ask the timeline again`);
+    this.name = 'StaleLeaseViewError';
+  }
+}
+
 export class Lease {
   /** Unique in the run: the same lease has the same id in every view of it. */
   readonly id: number;
@@ -1174,67 +1182,77 @@ export class Lease {
     this.id = store.serial(slot);
   }
 
+  /**
+   * The slot, while it still holds this lease. A view held past the event it was made for may
+   * find its slot let go or holding another lease (summary records move leases): that is an
+   * error of the caller, said as one, never another lease's data read in silence.
+   */
+  private at(): number {
+    if (this.store.serial(this.slot) !== this.id) throw new StaleLeaseViewError(this.resource, this.id);
+    return this.slot;
+  }
+
   get leaseId(): string | undefined {
-    return this.store.leaseId(this.slot);
+    return this.store.leaseId(this.at());
   }
 
   get ownerId(): string | undefined {
-    return this.store.ownerId(this.slot);
+    return this.store.ownerId(this.at());
   }
 
   get fenceToken(): bigint | undefined {
-    return this.store.leaseToken(this.slot);
+    return this.store.leaseToken(this.at());
   }
 
   /** When the lease was granted. */
   get grantTs(): number {
-    return this.store.grantTs(this.slot);
+    return this.store.grantTs(this.at());
   }
 
   /** The lease's ttl (the last one logged, by the grant or a renewal). */
   get ttlMs(): number | undefined {
-    const t = this.store.ttl(this.slot);
+    const t = this.store.ttl(this.at());
     return Number.isNaN(t) ? undefined : t;
   }
 
   /** Time of the grant or the last successful keepalive. */
   get renewTs(): number {
-    return this.store.renewTs(this.slot);
+    return this.store.renewTs(this.at());
   }
 
   /** The event that ended the lease, when one was logged. */
   get end(): LockEvent | undefined {
-    return this.store.endEvent(this.slot, this.resource);
+    return this.store.endEvent(this.at(), this.resource);
   }
 
   /** Whether an end was logged. */
   get ended(): boolean {
-    return this.store.hasEnded(this.slot);
+    return this.store.hasEnded(this.at());
   }
 
   /** How the lease ended, when an end was logged: the end event's type, or 'released-by-old-handle'. */
   get endKind(): LeaseEnd | undefined {
-    return this.store.endKind(this.slot);
+    return this.store.endKind(this.at());
   }
 
   /** The grant as an event (for evidence). */
   get grant(): LockEvent {
-    return this.store.grantEvent(this.slot, this.resource);
+    return this.store.grantEvent(this.at(), this.resource);
   }
 
   /** The grant, or the last successful keepalive rebuilt as an event (for evidence). */
   get lastRenew(): LockEvent {
-    return this.store.lastRenewEvent(this.slot, this.resource);
+    return this.store.lastRenewEvent(this.at(), this.resource);
   }
 
   /** Whether the last renewal was a keepalive (not the grant itself). */
   get renewedSinceGrant(): boolean {
-    return this.store.renewed(this.slot);
+    return this.store.renewed(this.at());
   }
 
   /** The lease granted before this one on the resource, when the timeline keeps it. */
   get older(): Lease | undefined {
-    const o = this.store.older(this.slot);
+    const o = this.store.older(this.at());
     return o === -1 ? undefined : new Lease(this.store, o, this.resource);
   }
 
@@ -1244,20 +1262,21 @@ export class Lease {
    */
   endsAt(): number | undefined {
     const s = this.store;
-    const ttl = s.ttl(this.slot);
-    if (s.hasEnded(this.slot)) {
-      const t = s.endTime(this.slot);
+    const slot = this.at();
+    const ttl = s.ttl(slot);
+    if (s.hasEnded(slot)) {
+      const t = s.endTime(slot);
       // An expiry that names no lease, logged after the ttl ran out, is a later view of the ttl's
       // end (a Redis keyspace notification; see ResourceTimeline.expiringSlot). One that names the
       // lease is the authority's own word on it (a ZooKeeper session): it stands.
-      return !Number.isNaN(ttl) && s.endKind(this.slot) === 'expire' && !s.endHasHandle(this.slot) ? Math.min(t, s.renewTs(this.slot) + ttl) : t;
+      return !Number.isNaN(ttl) && s.endKind(slot) === 'expire' && !s.endHasHandle(slot) ? Math.min(t, s.renewTs(slot) + ttl) : t;
     }
-    return Number.isNaN(ttl) ? undefined : s.renewTs(this.slot) + ttl;
+    return Number.isNaN(ttl) ? undefined : s.renewTs(slot) + ttl;
   }
 
   /** Not ended by a logged event, and not past its ttl since the last renewal. */
   liveAt(t: number): boolean {
-    return this.store.liveAt(this.slot, t);
+    return this.store.liveAt(this.at(), t);
   }
 }
 
