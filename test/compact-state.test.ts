@@ -351,6 +351,21 @@ describe('summary records of idle resources', () => {
     }
   }
 
+  it('a write the operation index lets go joins its summary record also when the worker logged it (the views held the same record)', () => {
+    for (const observer of ['resource', 'worker'] as const) {
+      const engine = new Engine({ rules, maxOperations: 3 });
+      for (let k = 0; k < 20; k++) {
+        const base = { resource: `r${k}`, ownerId: 'A', leaseId: `l${k}` };
+        engine.push(ev(10 * k + 1, 'acquire', { ...base, fenceToken: 1n, ttlMs: 1000 }));
+        engine.push(ev(10 * k + 2, 'write', { ...base, fenceToken: 1n, operationId: `op${k}`, observer }));
+        engine.push(ev(10 * k + 3, 'release', base));
+      }
+      // The index keeps the last 3 writes' records; every other resource's write is in its summary record.
+      const store = engine.timeline('r0')!.store;
+      expect(store.events.live, observer).toBeLessThanOrEqual(3 * 2);
+    }
+  });
+
   it('leaves a resource with a live lease, a token above 2^53 or a line above 2^31 as it is', () => {
     const store = new TimelineStore();
     const t = store.view(store.add('r'));

@@ -134,17 +134,17 @@ export class OperationIndex {
     this.operationIds[s] = -1;
     const resource = this.resources[s]!;
     this.resources[s] = -1;
-    if (this.accepted[s] !== -1) {
-      this.events.free(this.accepted[s]!);
-      // Its resource's highest write may be held by its summary record alone now.
-      this.store.repack(resource);
-    }
+    const hadWrite = this.accepted[s] !== -1;
+    if (hadWrite) this.events.free(this.accepted[s]!);
     this.accepted[s] = -1;
     for (let v = this.firstView[s]!; v !== -1; ) {
       const next = this.events.next(v);
       this.events.free(v);
       v = next;
     }
+    // Its resource's highest write may be held by its summary record alone now (once the views,
+    // which may hold the same record when the worker's line was the decision, are let go too).
+    if (hadWrite) this.store.repack(resource);
     this.firstView[s] = -1;
     this.viewCount[s] = 0;
     this.linked.delete(s);
