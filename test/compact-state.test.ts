@@ -415,12 +415,29 @@ describe('summary record bytes', () => {
     for (const [x, base] of nums) w.num(x, base);
     for (const v of ints) w.i(v);
     w.u(2 ** 52);
+    // Each side of where the writer and reader switch from shifts to arithmetic (2^28 read, 2^31 written).
+    const edges = [2 ** 7, 2 ** 14 - 1, 2 ** 14, 2 ** 21 - 1, 2 ** 21, 2 ** 28 - 1, 2 ** 28, 2 ** 28 + 1, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 32, 2 ** 35 + 3, 2 ** 49 + 1];
+    for (const v of edges) w.u(v);
     expect(w.full).toBe(false);
     const r = new ByteReader().at(w.buf, 0);
     for (const [x, base] of nums) expect(Object.is(r.num(base), x)).toBe(true);
     for (const v of ints) expect(r.i()).toBe(v);
     expect(r.u()).toBe(2 ** 52);
+    for (const v of edges) expect(r.u()).toBe(v);
     expect(r.pos).toBe(w.pos);
+  });
+
+  it('copies the writer\'s bytes by word as it copies any bytes', () => {
+    const blobs = new Blobs();
+    const w = new ByteWriter();
+    for (const n of [1, 4, 31, 32, 33, 95, 1000, MAX_BLOB]) {
+      w.reset(0);
+      for (let k = 0; k < n; k++) w.u((k * 7 + n) & 127);
+      const h = blobs.put(w.buf, w.pos, w.words);
+      const g = blobs.put(w.buf, w.pos);
+      expect(blobs.read(h).subarray(0, n)).toEqual(w.buf.subarray(0, n));
+      expect(blobs.read(g).subarray(0, n)).toEqual(w.buf.subarray(0, n));
+    }
   });
 
   it('keeps byte strings of any length in chained chunks, and reuses freed chunks for any length', () => {

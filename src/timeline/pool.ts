@@ -268,22 +268,22 @@ export class Texts {
   /**
    * Identifier h into a summary record: none; the same holder's reference as `same` (a lease and
    * its write share one); its bytes; or the handle of one kept as a string. When it writes the
-   * bytes or `same`, h goes to `freeing`: the caller lets it go once the record is kept.
+   * bytes or `same`, h goes to the writer's taken(): the caller lets it go once the record is kept.
    */
-  pack(h: number, w: ByteWriter, same: number, freeing: number[]): void {
+  pack(h: number, w: ByteWriter, same: number): void {
     if (h === -1) w.u(0);
     else if (h < -1) {
       w.u(1);
       w.i(h);
     } else if (h === same) {
       w.u(2);
-      freeing.push(h);
+      w.take(h);
     } else {
       const page = this.pools[h & 7]![Math.floor(Math.floor(h / 8) / TEXT_PAGE)]!;
       const o = Math.floor(h / 8) % TEXT_PAGE;
       w.u(3 + page[o]!);
       w.bytes(page, o + 2, page[o]!);
-      freeing.push(h);
+      w.take(h);
     }
   }
 
@@ -302,8 +302,10 @@ export class Texts {
     const o = at % TEXT_PAGE;
     page[o] = n;
     page[o + 1] = 1;
-    page.set(rd.buf.subarray(rd.pos, rd.pos + n), o + 2);
-    rd.pos += n;
+    const from = rd.buf;
+    const p = rd.pos;
+    for (let k = 0; k < n; k++) page[o + 2 + k] = from[p + k]!;
+    rd.pos = p + n;
     return at * 8 + c;
   }
 
@@ -545,8 +547,8 @@ export class EventPool {
     return this.i[r >>> PAGE_BITS]![(r & PAGE_MASK) * EI + E_LEASE]!;
   }
 
-  /** A packable() record's numbers into `w` (times from `epoch`), its references with them (identifiers to let go into `freeing`). */
-  pack(r: number, w: ByteWriter, epoch: number, freeing: number[]): void {
+  /** A packable() record's numbers into `w` (times from `epoch`), its references with them (identifiers to let go into the writer's taken()). */
+  pack(r: number, w: ByteWriter, epoch: number): void {
     const f = this.f[r >>> PAGE_BITS]!;
     const i = this.i[r >>> PAGE_BITS]!;
     const fo = (r & PAGE_MASK) * EF;
@@ -560,8 +562,8 @@ export class EventPool {
     w.i(i[io + E_ORIGIN]!);
     w.i(i[io + E_META]! & META_BITS);
     w.num(i[io + E_LINE]!, 0);
-    this.texts.pack(i[io + E_LEASE]!, w, -1, freeing);
-    this.texts.pack(i[io + E_OPERATION]!, w, -1, freeing);
+    this.texts.pack(i[io + E_LEASE]!, w, -1);
+    this.texts.pack(i[io + E_OPERATION]!, w, -1);
     w.i(i[io + E_OWNER]!);
     w.i(i[io + E_NEXT]!);
   }
@@ -728,6 +730,7 @@ export class EventPool {
  * A handle is the first chunk's index.
  */
 const CHUNK = 32;
+const WORDS = CHUNK / 4;
 const CHUNK_PAGE_BITS = 11;
 const CHUNK_PAGE_MASK = (1 << CHUNK_PAGE_BITS) - 1;
 /** The longest byte string. */
@@ -735,10 +738,13 @@ export const MAX_BLOB = 4096;
 
 export class Blobs {
   private readonly pages: Uint8Array<ArrayBuffer>[] = [];
+  /** The same pages as 32-bit words: a chunk is CHUNK / 4 of them, copied by word. */
+  private readonly words: Int32Array<ArrayBuffer>[] = [];
   private readonly links: Int32Array<ArrayBuffer>[] = [];
   private freeHead = -1;
   private size = 0;
   private readonly scratch = new Uint8Array(MAX_BLOB + CHUNK);
+  private readonly scratchWords = new Int32Array(this.scratch.buffer);
   /** Byte strings held, and the bytes of their chunks (links included). */
   live = 0;
   bytes = 0;
@@ -749,27 +755,46 @@ export class Blobs {
     else {
       c = this.size++;
       if (c >>> CHUNK_PAGE_BITS >= this.pages.length) {
-        this.pages.push(new Uint8Array(CHUNK << CHUNK_PAGE_BITS));
+        const page = new Uint8Array(CHUNK << CHUNK_PAGE_BITS);
+        this.pages.push(page);
+        this.words.push(new Int32Array(page.buffer));
         this.links.push(new Int32Array(1 << CHUNK_PAGE_BITS));
       }
     }
     return c;
   }
 
-  /** Keep the first `n` bytes of `from` (n ≤ MAX_BLOB); returns the handle. */
-  put(from: Uint8Array, n: number): number {
-    const k = Math.max(1, Math.ceil(n / CHUNK));
+  /**
+   * Keep the first `n` bytes of `from` (n ≤ MAX_BLOB); returns the handle. With `words` (the same
+   * buffer as 32-bit words, at least whole chunks long), copied by word, else by byte.
+   */
+  put(from: Uint8Array, n: number, words?: Int32Array): number {
+    // Loops, not set(subarray()): no view object per chunk.
+    const links = this.links;
     let first = -1;
     let prev = -1;
-    for (let j = 0; j < k; j++) {
+    let j = 0;
+    let k = 0;
+    do {
       const c = this.alloc();
-      const end = Math.min(n, (j + 1) * CHUNK);
-      this.pages[c >>> CHUNK_PAGE_BITS]!.set(from.subarray(j * CHUNK, end), (c & CHUNK_PAGE_MASK) * CHUNK);
+      if (words !== undefined) {
+        const page = this.words[c >>> CHUNK_PAGE_BITS]!;
+        const o = (c & CHUNK_PAGE_MASK) * WORDS;
+        const from4 = j >> 2;
+        for (let b = 0; b < WORDS; b++) page[o + b] = words[from4 + b]!;
+      } else {
+        const page = this.pages[c >>> CHUNK_PAGE_BITS]!;
+        const o = (c & CHUNK_PAGE_MASK) * CHUNK;
+        const end = n - j < CHUNK ? n - j : CHUNK;
+        for (let b = 0; b < end; b++) page[o + b] = from[j + b]!;
+      }
+      j += CHUNK;
+      k++;
       if (prev === -1) first = c;
-      else this.links[prev >>> CHUNK_PAGE_BITS]![prev & CHUNK_PAGE_MASK] = c;
+      else links[prev >>> CHUNK_PAGE_BITS]![prev & CHUNK_PAGE_MASK] = c;
       prev = c;
-    }
-    this.links[prev >>> CHUNK_PAGE_BITS]![prev & CHUNK_PAGE_MASK] = -1;
+    } while (j < n);
+    links[prev >>> CHUNK_PAGE_BITS]![prev & CHUNK_PAGE_MASK] = -1;
     this.live++;
     this.bytes += k * (CHUNK + 4);
     return first;
@@ -777,14 +802,26 @@ export class Blobs {
 
   /** The bytes of h, in one buffer (valid until the next read()): read from 0 on. */
   read(h: number): Uint8Array {
-    const out = this.scratch;
+    const out = this.scratchWords;
+    const words = this.words;
+    const links = this.links;
     let at = 0;
-    for (let c = h; c !== -1; c = this.links[c >>> CHUNK_PAGE_BITS]![c & CHUNK_PAGE_MASK]!) {
-      const o = (c & CHUNK_PAGE_MASK) * CHUNK;
-      out.set(this.pages[c >>> CHUNK_PAGE_BITS]!.subarray(o, o + CHUNK), at);
-      at += CHUNK;
+    for (let c = h; c !== -1; c = links[c >>> CHUNK_PAGE_BITS]![c & CHUNK_PAGE_MASK]!) {
+      const page = words[c >>> CHUNK_PAGE_BITS]!;
+      const o = (c & CHUNK_PAGE_MASK) * WORDS;
+      for (let b = 0; b < WORDS; b++) out[at + b] = page[o + b]!;
+      at += WORDS;
     }
-    return out;
+    return this.scratch;
+  }
+
+  /** The chunk page that holds h's first CHUNK bytes (from firstAt(h) on), read in place. */
+  firstPage(h: number): Uint8Array {
+    return this.pages[h >>> CHUNK_PAGE_BITS]!;
+  }
+
+  firstAt(h: number): number {
+    return (h & CHUNK_PAGE_MASK) * CHUNK;
   }
 
   free(h: number): void {
@@ -814,7 +851,32 @@ const MAX_DELTA = 2 ** 48;
  */
 export class ByteWriter {
   readonly buf = new Uint8Array(MAX_BLOB + 64);
+  /** The same bytes as 32-bit words (Blobs.put copies by word). */
+  readonly words = new Int32Array(this.buf.buffer);
   pos = 0;
+  /** Identifiers the record takes over (Texts.pack), let go by the caller once the record is kept. */
+  private takenList = new Int32Array(16);
+  taken = 0;
+
+  /** Start a record at byte `pos`, with nothing taken. */
+  reset(pos: number): void {
+    this.pos = pos;
+    this.taken = 0;
+  }
+
+  take(h: number): void {
+    if (this.taken === this.takenList.length) {
+      const more = new Int32Array(this.taken * 2);
+      more.set(this.takenList);
+      this.takenList = more;
+    }
+    this.takenList[this.taken++] = h;
+  }
+
+  /** The k-th identifier taken (k < taken). */
+  takenAt(k: number): number {
+    return this.takenList[k]!;
+  }
   /** Past MAX_BLOB: the record does not fit (the caller keeps the state as it is). */
   get full(): boolean {
     return this.pos > MAX_BLOB;
@@ -822,12 +884,24 @@ export class ByteWriter {
 
   u(v: number): void {
     const b = this.buf;
-    if (this.pos > MAX_BLOB) return;
-    while (v >= 128) {
-      b[this.pos++] = (v % 128) | 128;
+    let p = this.pos;
+    if (p > MAX_BLOB) return;
+    if (v < 128) {
+      b[p] = v;
+      this.pos = p + 1;
+      return;
+    }
+    // Above 2^31, by division (bit operations are 32-bit); below, by shifts.
+    while (v >= 0x80000000) {
+      b[p++] = (v % 128) | 128;
       v = Math.floor(v / 128);
     }
-    b[this.pos++] = v;
+    while (v >= 128) {
+      b[p++] = (v & 127) | 128;
+      v >>>= 7;
+    }
+    b[p++] = v;
+    this.pos = p;
   }
 
   i(v: number): void {
@@ -839,8 +913,10 @@ export class ByteWriter {
       this.pos = MAX_BLOB + 1;
       return;
     }
-    this.buf.set(from.subarray(at, at + n), this.pos);
-    this.pos += n;
+    const b = this.buf;
+    const p = this.pos;
+    for (let k = 0; k < n; k++) b[p + k] = from[at + k]!;
+    this.pos = p + n;
   }
 
   num(x: number, base: number): void {
@@ -876,15 +952,29 @@ export class ByteReader {
 
   u(): number {
     const b = this.buf;
-    let x = b[this.pos++]!;
-    if (x < 128) return x;
+    let p = this.pos;
+    let x = b[p++]!;
+    if (x < 128) {
+      this.pos = p;
+      return x;
+    }
     let v = x & 127;
-    let mul = 128;
+    // Four bytes by shifts (28 bits), the rest by multiplication.
+    let shift = 7;
     do {
-      x = b[this.pos++]!;
-      v += (x & 127) * mul;
-      mul *= 128;
-    } while (x >= 128);
+      x = b[p++]!;
+      v |= (x & 127) << shift;
+      shift += 7;
+    } while (x >= 128 && shift < 28);
+    if (x >= 128) {
+      let mul = 2 ** 28;
+      do {
+        x = b[p++]!;
+        v += (x & 127) * mul;
+        mul *= 128;
+      } while (x >= 128);
+    }
+    this.pos = p;
     return v;
   }
 

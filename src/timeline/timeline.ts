@@ -327,7 +327,8 @@ export class TimelineStore {
     if (r === -1) return NONE;
     if (r !== PACKED) return this.events.tokenKey(r);
     const h = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_NEWEST]!;
-    const rd = this.reader.at(this.blobs.read(h), 2);
+    // The first number (one byte) and the token (at most nine) are in the first chunk: read in place.
+    const rd = this.reader.at(this.blobs.firstPage(h), this.blobs.firstAt(h) + 2);
     rd.u();
     return rd.num(0);
   }
@@ -694,8 +695,7 @@ export class TimelineStore {
   private readonly reader = new ByteReader();
   /** Resources whose state is a summary record now. */
   compacted = 0;
-  /** While a record is written: the identifiers it takes over; the leaseId its write holds (a lease that shares it says so). */
-  private readonly freeing: number[] = [];
+  /** While a record is written: the leaseId its write holds (a lease that shares it says so). */
   private sameText = -1;
   // The bases a summary record's numbers are written from (the lease before's).
   private baseSerial = 0;
@@ -756,15 +756,13 @@ export class TimelineStore {
     if (first === -1 && hg === -1 && c === NO_WINDOW && !record) return false;
     const w = this.writer;
     // Two bytes for the length (see repack()), then the record.
-    w.pos = 2;
+    w.reset(2);
     if (Number.isNaN(this.epoch)) {
       const t = first !== -1 ? this.grantTs(first) : hg !== -1 ? this.grantTs(hg) : this.events.ts(high);
       this.epoch = Number.isSafeInteger(t) ? t : 0;
     }
     w.u(n | ((hg === -1 ? 0 : hgAt !== -1 ? 1 : 2) << 4) | (record ? HAS_RECORD : 0));
-    const freeing = this.freeing;
-    freeing.length = 0;
-    if (record) this.events.pack(high, w, this.epoch, freeing);
+    if (record) this.events.pack(high, w, this.epoch);
     this.sameText = record ? this.events.leaseText(high) : -1;
     if (hgAt !== -1) w.u(hgAt);
     this.resetBases();
@@ -788,7 +786,7 @@ export class TimelineStore {
     if (w.full) return false;
     w.buf[0] = (w.pos - 2) & 0xff;
     w.buf[1] = (w.pos - 2) >> 8;
-    const h = this.blobs.put(w.buf, w.pos);
+    const h = this.blobs.put(w.buf, w.pos, w.words);
     for (let s = first; s !== -1; ) {
       const next = this.older(s);
       this.dropSlot(s);
@@ -800,7 +798,7 @@ export class TimelineStore {
       this.events.drop(high);
       ri[o + R_HIGHEST] = PACKED;
     }
-    for (const t of freeing) this.texts.free(t);
+    for (let k = 0; k < w.taken; k++) this.texts.free(w.takenAt(k));
     ri[o + R_NEWEST] = h;
     ri[o + R_HIGHEST_GRANTED] = -1;
     ri[o + R_WIN_AT] = 0;
@@ -827,20 +825,18 @@ export class TimelineStore {
     const rd = this.reader.at(src, 2);
     const head = rd.u();
     const w = this.writer;
-    w.pos = 2;
+    w.reset(2);
     w.u(head | HAS_RECORD);
-    const freeing = this.freeing;
-    freeing.length = 0;
-    this.events.pack(r, w, this.epoch, freeing);
+    this.events.pack(r, w, this.epoch);
     w.bytes(src, rd.pos, end - rd.pos);
     if (w.full) return;
     w.buf[0] = (w.pos - 2) & 0xff;
     w.buf[1] = (w.pos - 2) >> 8;
     this.blobs.free(h);
-    ri[o + R_NEWEST] = this.blobs.put(w.buf, w.pos);
+    ri[o + R_NEWEST] = this.blobs.put(w.buf, w.pos, w.words);
     this.events.drop(r);
     ri[o + R_HIGHEST] = PACKED;
-    for (const t of freeing) this.texts.free(t);
+    for (let k = 0; k < w.taken; k++) this.texts.free(w.takenAt(k));
   }
 
   /** A lease's numbers into the writer (false for a lease a summary record does not keep). */
@@ -872,7 +868,7 @@ export class TimelineStore {
     w.i(b);
     w.i(i[io + L_GRANT_ORIGIN]!);
     w.i(i[io + L_RENEW_ORIGIN]!);
-    this.texts.pack(i[io + L_LEASE_ID]!, w, this.sameText, this.freeing);
+    this.texts.pack(i[io + L_LEASE_ID]!, w, this.sameText);
     w.i(i[io + L_OWNER]!);
     w.num(grantLine, this.baseLine);
     this.baseLine = grantLine;
