@@ -1,6 +1,9 @@
 #!/usr/bin/env node
 // A deterministic, seeded log of canonical events (or pino-style app-json lines) for benchmarks:
-//   node bench/generate.mjs --mb 200 --resources 100000 --seed 1 [--style canonical|pino] > log.ndjson
+//   node bench/generate.mjs --mb 200 --resources 100000 --seed 1 [--style canonical|pino] [--cover] > log.ndjson
+// --cover: the first cycles visit every resource once, in order, then they are picked at random
+// (without it, each cycle's resource is random, so a log too small for its resource count sees
+// only part of them: 100 MB with 1M resources reaches about 130 000).
 // About 200-byte lines: per resource, leases are acquired, kept alive and released, and writes
 // carry tokens; a few resources get incidents (late accepted writes, stale releases, no token).
 import { parseArgs } from 'node:util';
@@ -17,6 +20,7 @@ const { values: a } = parseArgs({
     seed: { type: 'string', default: '1' },
     style: { type: 'string', default: 'canonical' },
     'incident-every': { type: 'string', default: '1000' },
+    cover: { type: 'boolean', default: false },
   },
 });
 const targetBytes = Number(a.mb) * 1e6;
@@ -62,8 +66,10 @@ function line(type, r, o) {
 }
 
 let op = 0;
+let cycle = 0;
 while (bytes < targetBytes) {
-  const r = Math.floor(rand() * nRes);
+  const r = a.cover && cycle < nRes ? cycle : Math.floor(rand() * nRes);
+  cycle++;
   let st = state[r];
   if (st === undefined) state[r] = st = { token: 0, lease: 0, owner: 0 };
   st.token++;
