@@ -22,9 +22,9 @@
  * check when it must compare two lines (duplicates.ts). The one exception is a line with a
  * `latencyMs` key, which busy-rate-rising reads from the event's text: such a line keeps it.
  */
-import { RESULTS, type EventType, type LockEvent } from '../model/event.js';
+import type { LockEvent } from '../model/event.js';
 import { MAX_TS_MS, MIN_TS_MS, parseTimestamp } from '../model/time.js';
-import { fenceTokenAccepted, K_HOST, K_LEASE, K_OBSERVER, K_OPERATION, K_OWNER, K_RESOURCE, K_RESULT, K_SOURCE, K_TOKEN, K_TS, K_TTL, K_TYPE, kindsAccepted, LITERAL, MAX_EXACT_DIGITS, NUMBER, numericLeaseAccepted, OBSERVER_NAMES, observerOf, resultOf, STRING, timestampOfNumber, ttlAccepted, TYPES } from './fast-decisions.js';
+import { fenceTokenAccepted, K_HOST, K_LEASE, K_OBSERVER, K_OPERATION, K_OWNER, K_RESOURCE, K_RESULT, K_SOURCE, K_TOKEN, K_TS, K_TTL, K_TYPE, kindsAccepted, LITERAL, MAX_EXACT_DIGITS, NUMBER, numericLeaseAccepted, OBSERVER_NAMES, observerOf, resultOf, RESULTS_BY_TYPE, STRING, timestampOfNumber, ttlAccepted, TYPES } from './fast-decisions.js';
 import type { RecordOrigin } from './types.js';
 
 /** Not canonical (a bit above fast-decisions.ts's K_*): `latencyMs`, which busy-rate-rising reads from the line. */
@@ -218,14 +218,8 @@ function indexIn<T extends string>(b: Bytes, s: number, e: number, set: Names<T>
 
 const TYPE_NAMES = names(TYPES);
 const OBSERVERS_BY_NAME = names(OBSERVER_NAMES);
-const RESULT_NAMES: Record<EventType, Names<string>> = {
-  acquire: names(RESULTS.acquire),
-  keepalive: names(RESULTS.keepalive),
-  expire: names(RESULTS.expire),
-  revoke: names(RESULTS.revoke),
-  release: names(RESULTS.release),
-  write: names(RESULTS.write),
-};
+/** The results of each type, by type index (as RESULTS_BY_TYPE). */
+const RESULT_NAMES: readonly Names<string>[] = RESULTS_BY_TYPE.map(names);
 
 // --- Interned values -------------------------------------------------------------------------
 
@@ -436,9 +430,9 @@ export function fastCanonicalBytes(b: Bytes, start: number, end: number, origin:
   const ms = tsKind === STRING ? timestampAt(b, tsStart, tsEnd) : timestampOfNumber(numberAt(b, tsStart, tsEnd));
   if (ms === undefined) return undefined;
 
-  const result = resultOf(type, resultKind, resultKind === STRING ? indexIn(b, resultStart, resultEnd, RESULT_NAMES[type]) : -1);
+  const result = resultOf(typeIndex, resultKind, resultKind === STRING ? indexIn(b, resultStart, resultEnd, RESULT_NAMES[typeIndex]!) : -1);
   if (result === undefined) return undefined;
-  const observer = observerOf(type, obsKind, obsKind === STRING ? indexIn(b, obsStart, obsEnd, OBSERVERS_BY_NAME) : -1);
+  const observer = observerOf(typeIndex, obsKind, obsKind === STRING ? indexIn(b, obsStart, obsEnd, OBSERVERS_BY_NAME) : -1);
   if (observer === undefined) return undefined;
 
   let fenceToken: bigint | undefined;

@@ -11,9 +11,9 @@
  * The event keeps the line's text instead of a parsed record: display fields are parsed from it
  * only when a report needs them.
  */
-import { RESULTS, type LockEvent } from '../model/event.js';
+import type { LockEvent } from '../model/event.js';
 import { fastTimestampIn, parseTimestamp } from '../model/time.js';
-import { fenceTokenAccepted, K_HOST, K_LEASE, K_OBSERVER, K_OPERATION, K_OWNER, K_RESOURCE, K_RESULT, K_SOURCE, K_TOKEN, K_TS, K_TTL, K_TYPE, kindsAccepted, LITERAL, NUMBER, numericLeaseAccepted, OBSERVER_NAMES, observerOf, resultOf, STRING, timestampOfNumber, ttlAccepted, TYPES } from './fast-decisions.js';
+import { fenceTokenAccepted, K_HOST, K_LEASE, K_OBSERVER, K_OPERATION, K_OWNER, K_RESOURCE, K_RESULT, K_SOURCE, K_TOKEN, K_TS, K_TTL, K_TYPE, kindsAccepted, LITERAL, NUMBER, numericLeaseAccepted, OBSERVER_NAMES, observerOf, resultOf, RESULTS_BY_TYPE, STRING, timestampOfNumber, ttlAccepted, TYPES } from './fast-decisions.js';
 import type { RecordOrigin } from './types.js';
 
 /** A control character or a backslash anywhere: the general path decides. */
@@ -221,9 +221,9 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
     if (ms === undefined) return undefined;
   }
 
-  const result = resultOf(type, resultKind, resultKind === STRING ? indexIn(t, resultStart, resultEnd, RESULTS[type]) : -1);
+  const result = resultOf(typeIndex, resultKind, resultKind === STRING ? indexIn(t, resultStart, resultEnd, RESULTS_BY_TYPE[typeIndex]!) : -1);
   if (result === undefined) return undefined;
-  const observer = observerOf(type, obsKind, obsKind === STRING ? indexIn(t, obsStart, obsEnd, OBSERVER_NAMES) : -1);
+  const observer = observerOf(typeIndex, obsKind, obsKind === STRING ? indexIn(t, obsStart, obsEnd, OBSERVER_NAMES) : -1);
   if (observer === undefined) return undefined;
 
   let fenceToken: bigint | undefined;

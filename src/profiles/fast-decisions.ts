@@ -8,7 +8,7 @@
  * These are pure functions of their arguments, small enough to be inlined into the readers' hot
  * loops: they allocate nothing and read no state.
  */
-import { defaultObserver, OBSERVERS, RESULTS, EVENT_TYPES, type EventType, type Observer } from '../model/event.js';
+import { defaultObserver, EVENT_TYPES, OBSERVERS, RESULTS, type EventType, type Observer } from '../model/event.js';
 import { parseTimestamp } from '../model/time.js';
 
 // The kind of a value as a reader scanned it (0: the key is absent).
@@ -36,6 +36,10 @@ export const K_HOST = 2048;
 export const TYPES: readonly EventType[] = EVENT_TYPES;
 /** The observers, in the order a reader's observer index counts them. */
 export const OBSERVER_NAMES: readonly Observer[] = OBSERVERS;
+/** RESULTS of each type, by type index (an array read, not a keyed property lookup, on the hot path). */
+export const RESULTS_BY_TYPE: readonly (readonly string[])[] = TYPES.map((t) => RESULTS[t]);
+const DEFAULT_OBSERVER: readonly Observer[] = TYPES.map(defaultObserver);
+const WRITE = TYPES.indexOf('write');
 
 /** Longest fenceToken a fast reader reads (longer ones: the general path says why). */
 const MAX_TOKEN_DIGITS = 80;
@@ -82,18 +86,19 @@ export function timestampOfNumber(v: number): number | undefined {
 }
 
 /**
- * The result of an event of `type`: its default when the key is absent (`resultKind` 0; a write
- * has none, so it declines), else the name at `index` of RESULTS[type] (the one the string
- * matched, -1 for none). Undefined: decline. Kinds as kindsAccepted checked them.
+ * The result of an event of type TYPES[typeIndex]: its default when the key is absent (`resultKind`
+ * 0; a write has none, so it declines), else the name at `index` of RESULTS_BY_TYPE[typeIndex] (the
+ * one the string matched, -1 for none). Undefined: decline. Kinds as kindsAccepted checked them.
  */
-export function resultOf(type: EventType, resultKind: number, index: number): string | undefined {
-  if (resultKind === 0) return type === 'write' ? undefined : RESULTS[type][0]; // required for writes
-  return index === -1 ? undefined : RESULTS[type][index];
+export function resultOf(typeIndex: number, resultKind: number, index: number): string | undefined {
+  const results = RESULTS_BY_TYPE[typeIndex]!;
+  if (resultKind === 0) return typeIndex === WRITE ? undefined : results[0]; // required for writes
+  return index === -1 ? undefined : results[index];
 }
 
 /** The observer: the type's default when the key is absent, else OBSERVER_NAMES[index] (-1: none matched, decline). */
-export function observerOf(type: EventType, obsKind: number, index: number): Observer | undefined {
-  if (obsKind === 0) return defaultObserver(type);
+export function observerOf(typeIndex: number, obsKind: number, index: number): Observer | undefined {
+  if (obsKind === 0) return DEFAULT_OBSERVER[typeIndex];
   return index === -1 ? undefined : OBSERVER_NAMES[index];
 }
 
