@@ -22,32 +22,13 @@
  * check when it must compare two lines (duplicates.ts). The one exception is a line with a
  * `latencyMs` key, which busy-rate-rising reads from the event's text: such a line keeps it.
  */
-import { defaultObserver, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
+import type { LockEvent } from '../model/event.js';
 import { MAX_TS_MS, MIN_TS_MS, parseTimestamp } from '../model/time.js';
+import { fenceTokenAccepted, K_HOST, K_LEASE, K_OBSERVER, K_OPERATION, K_OWNER, K_RESOURCE, K_RESULT, K_SOURCE, K_TOKEN, K_TS, K_TTL, K_TYPE, kindsAccepted, LITERAL, MAX_EXACT_DIGITS, NUMBER, numericLeaseAccepted, OBSERVER_NAMES, observerOf, resultOf, RESULTS_BY_TYPE, STRING, timestampOfNumber, ttlAccepted, TYPES } from './fast-decisions.js';
 import type { RecordOrigin } from './types.js';
 
-const STRING = 1;
-const NUMBER = 2;
-const LITERAL = 3;
-
-// Canonical keys, as bits of `seen` (as in fast-canonical.ts).
-const K_TS = 1;
-const K_TYPE = 2;
-const K_RESOURCE = 4;
-const K_OWNER = 8;
-const K_LEASE = 16;
-const K_OPERATION = 32;
-const K_TOKEN = 64;
-const K_TTL = 128;
-const K_RESULT = 256;
-const K_OBSERVER = 512;
-const K_SOURCE = 1024;
-const K_HOST = 2048;
-/** Not canonical: `latencyMs`, which busy-rate-rising reads from the line. */
+/** Not canonical (a bit above fast-decisions.ts's K_*): `latencyMs`, which busy-rate-rising reads from the line. */
 const K_LATENCY = 4096;
-
-const TYPES: readonly EventType[] = ['acquire', 'keepalive', 'expire', 'revoke', 'release', 'write'];
-const OBSERVER_NAMES: readonly Observer[] = ['authority', 'worker', 'resource'];
 
 type Bytes = Uint8Array;
 
@@ -209,7 +190,12 @@ function digitsValue(b: Bytes, s: number, e: number): number {
   return v;
 }
 
-/** Names and their bytes, for oneOf. */
+/** The value of the JSON number at [s, e), as Number() reads its text: a plain integer of up to 15 digits digit by digit. */
+function numberAt(b: Bytes, s: number, e: number): number {
+  return b[s] !== 45 && e - s <= MAX_EXACT_DIGITS && allDigits(b, s, e) ? digitsValue(b, s, e) : Number(str(b, s, e));
+}
+
+/** Names and their bytes, for indexIn. */
 interface Names<T extends string> {
   readonly names: readonly T[];
   readonly bytes: readonly Uint8Array[];
@@ -219,27 +205,21 @@ function names<T extends string>(list: readonly T[]): Names<T> {
   return { names: list, bytes: list.map(ascii) };
 }
 
-/** The entry of `names` equal to the bytes [s, e), or undefined. */
-function oneOf<T extends string>(b: Bytes, s: number, e: number, set: Names<T>): T | undefined {
+/** The index of the entry of `names` equal to the bytes [s, e), or -1. */
+function indexIn<T extends string>(b: Bytes, s: number, e: number, set: Names<T>): number {
   const len = e - s;
   const bytes = set.bytes;
   for (let k = 0; k < bytes.length; k++) {
     const name = bytes[k]!;
-    if (name.length === len && is(b, s, name)) return set.names[k];
+    if (name.length === len && is(b, s, name)) return k;
   }
-  return undefined;
+  return -1;
 }
 
 const TYPE_NAMES = names(TYPES);
 const OBSERVERS_BY_NAME = names(OBSERVER_NAMES);
-const RESULT_NAMES: Record<EventType, Names<string>> = {
-  acquire: names(RESULTS.acquire),
-  keepalive: names(RESULTS.keepalive),
-  expire: names(RESULTS.expire),
-  revoke: names(RESULTS.revoke),
-  release: names(RESULTS.release),
-  write: names(RESULTS.write),
-};
+/** The results of each type, by type index (as RESULTS_BY_TYPE). */
+const RESULT_NAMES: readonly Names<string>[] = RESULTS_BY_TYPE.map(names);
 
 // --- Interned values -------------------------------------------------------------------------
 
@@ -441,47 +421,24 @@ export function fastCanonicalBytes(b: Bytes, start: number, end: number, origin:
   while (i < n && b[i] === 32) i++;
   if (i !== n) return undefined;
 
-  // Required fields and types, as the schema says; anything else goes the general way.
-  if (typeKind !== STRING || resKind !== STRING || resEnd === resStart) return undefined;
-  const type = oneOf(b, typeStart, typeEnd, TYPE_NAMES);
-  if (type === undefined) return undefined;
+  // Kinds and values as the schema accepts them (fast-decisions.ts); anything else goes the general way.
+  if (!kindsAccepted(typeKind, resKind, resEnd - resStart, tsKind, resultKind, obsKind, ownerKind, opKind, ttlKind, leaseKind, srcKind, srcEnd - srcStart, hostKind, hostEnd - hostStart)) return undefined;
+  const typeIndex = indexIn(b, typeStart, typeEnd, TYPE_NAMES);
+  if (typeIndex === -1) return undefined;
+  const type = TYPES[typeIndex]!;
 
-  let ms: number | undefined;
-  if (tsKind === STRING) {
-    ms = timestampAt(b, tsStart, tsEnd);
-    if (ms === undefined) return undefined;
-  } else if (tsKind === NUMBER) {
-    const plain = b[tsStart] !== 45 && tsEnd - tsStart <= 15 && allDigits(b, tsStart, tsEnd);
-    const time = parseTimestamp(plain ? digitsValue(b, tsStart, tsEnd) : Number(str(b, tsStart, tsEnd)));
-    if (!time.ok) return undefined;
-    ms = time.ms;
-  } else return undefined;
+  const ms = tsKind === STRING ? timestampAt(b, tsStart, tsEnd) : timestampOfNumber(numberAt(b, tsStart, tsEnd));
+  if (ms === undefined) return undefined;
 
-  let result: string;
-  if (resultKind === 0) {
-    if (type === 'write') return undefined; // required for writes
-    result = RESULTS[type][0]!;
-  } else {
-    if (resultKind !== STRING) return undefined;
-    const r = oneOf(b, resultStart, resultEnd, RESULT_NAMES[type]);
-    if (r === undefined) return undefined;
-    result = r;
-  }
-
-  let observer: Observer;
-  if (obsKind === 0) observer = defaultObserver(type);
-  else {
-    const o = obsKind === STRING ? oneOf(b, obsStart, obsEnd, OBSERVERS_BY_NAME) : undefined;
-    if (o === undefined) return undefined;
-    observer = o;
-  }
+  const result = resultOf(typeIndex, resultKind, resultKind === STRING ? indexIn(b, resultStart, resultEnd, RESULT_NAMES[typeIndex]!) : -1);
+  if (result === undefined) return undefined;
+  const observer = observerOf(typeIndex, obsKind, obsKind === STRING ? indexIn(b, obsStart, obsEnd, OBSERVERS_BY_NAME) : -1);
+  if (observer === undefined) return undefined;
 
   let fenceToken: bigint | undefined;
   if (tokKind !== 0) {
-    // A decimal string, or a plain integer literal small enough to be exact as a double.
-    if (tokEnd - tokStart > 80 || !allDigits(b, tokStart, tokEnd)) return undefined; // long ones: the general path says why
-    if (tokKind === NUMBER ? tokEnd - tokStart > 15 : tokKind !== STRING) return undefined;
-    if (tokEnd - tokStart <= 15) {
+    if (!fenceTokenAccepted(tokKind, tokEnd - tokStart, allDigits(b, tokStart, tokEnd))) return undefined;
+    if (tokEnd - tokStart <= MAX_EXACT_DIGITS) {
       const v = digitsValue(b, tokStart, tokEnd);
       fenceToken = v < SMALL_TOKENS ? smallTokens[v]! : BigInt(v);
     } else fenceToken = BigInt(str(b, tokStart, tokEnd));
@@ -490,22 +447,16 @@ export function fastCanonicalBytes(b: Bytes, start: number, end: number, origin:
   let leaseId: string | undefined;
   if (leaseKind === STRING) leaseId = intern(b, leaseStart, leaseEnd);
   else if (leaseKind === NUMBER) {
-    // An integer as written (its String() is the same text), small enough to be exact.
     const neg = b[leaseStart] === 45 ? 1 : 0;
-    if (!allDigits(b, leaseStart + neg, leaseEnd) || leaseEnd - leaseStart - neg > 15) return undefined;
-    if (neg === 1 && leaseEnd - leaseStart === 2 && b[leaseEnd - 1] === 48) return undefined; // -0
+    if (!numericLeaseAccepted(leaseEnd - leaseStart, neg, allDigits(b, leaseStart + neg, leaseEnd), b[leaseEnd - 1]!)) return undefined;
     leaseId = intern(b, leaseStart, leaseEnd);
-  } else if (leaseKind !== 0) return undefined;
+  }
 
   let ttlMs: number | undefined;
   if (ttlKind === NUMBER) {
-    ttlMs = b[ttlStart] !== 45 && ttlEnd - ttlStart <= 15 && allDigits(b, ttlStart, ttlEnd) ? digitsValue(b, ttlStart, ttlEnd) : Number(str(b, ttlStart, ttlEnd));
-    if (!(ttlMs >= 0) || !Number.isFinite(ttlMs)) return undefined;
-  } else if (ttlKind !== 0) return undefined;
-
-  if ((ownerKind !== 0 && ownerKind !== STRING) || (opKind !== 0 && opKind !== STRING)) return undefined;
-  if (srcKind !== 0 && (srcKind !== STRING || srcEnd === srcStart)) return undefined;
-  if (hostKind !== 0 && (hostKind !== STRING || hostEnd === hostStart)) return undefined;
+    ttlMs = numberAt(b, ttlStart, ttlEnd);
+    if (!ttlAccepted(ttlMs)) return undefined;
+  }
 
   return {
     ts: ms,

@@ -11,34 +11,13 @@
  * The event keeps the line's text instead of a parsed record: display fields are parsed from it
  * only when a report needs them.
  */
-import { defaultObserver, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
+import type { LockEvent } from '../model/event.js';
 import { fastTimestampIn, parseTimestamp } from '../model/time.js';
+import { fenceTokenAccepted, K_HOST, K_LEASE, K_OBSERVER, K_OPERATION, K_OWNER, K_RESOURCE, K_RESULT, K_SOURCE, K_TOKEN, K_TS, K_TTL, K_TYPE, kindsAccepted, LITERAL, NUMBER, numericLeaseAccepted, OBSERVER_NAMES, observerOf, resultOf, RESULTS_BY_TYPE, STRING, timestampOfNumber, ttlAccepted, TYPES } from './fast-decisions.js';
 import type { RecordOrigin } from './types.js';
 
 /** A control character or a backslash anywhere: the general path decides. */
 const NEEDS_GENERAL = /[\u0000-\u001f\\]/;
-
-const STRING = 1;
-const NUMBER = 2;
-const LITERAL = 3;
-
-// Canonical keys, as bits of `seen`.
-const K_TS = 1;
-const K_TYPE = 2;
-const K_RESOURCE = 4;
-const K_OWNER = 8;
-const K_LEASE = 16;
-const K_OPERATION = 32;
-const K_TOKEN = 64;
-const K_TTL = 128;
-const K_RESULT = 256;
-const K_OBSERVER = 512;
-const K_SOURCE = 1024;
-/** `hostname` (pino, bunyan): the clock domain when `source` is absent. */
-const K_HOST = 2048;
-
-const TYPES: readonly EventType[] = ['acquire', 'keepalive', 'expire', 'revoke', 'release', 'write'];
-const OBSERVER_NAMES: readonly Observer[] = ['authority', 'worker', 'resource'];
 
 /** Which canonical key the quoted key at [start, start+len) is (0 for any other key). */
 function keyBit(t: string, start: number, len: number): number {
@@ -112,14 +91,14 @@ function allDigits(t: string, start: number, end: number): boolean {
   return true;
 }
 
-/** The entry of `names` equal to the text at [start, end), or undefined. */
-function oneOf<T extends string>(t: string, start: number, end: number, names: readonly T[]): T | undefined {
+/** The index of the entry of `names` equal to the text at [start, end), or -1. */
+function indexIn(t: string, start: number, end: number, names: readonly string[]): number {
   const len = end - start;
   for (let k = 0; k < names.length; k++) {
     const name = names[k]!;
-    if (name.length === len && t.startsWith(name, start)) return name;
+    if (name.length === len && t.startsWith(name, start)) return k;
   }
-  return undefined;
+  return -1;
 }
 
 // The last value read of a few fields: consecutive lines often repeat them, and one shared string
@@ -223,72 +202,49 @@ export function fastCanonicalEvent(t: string, origin: RecordOrigin): LockEvent |
   while (t.charCodeAt(i) === 32) i++;
   if (i !== n) return undefined;
 
-  // Required fields and types, as the schema says; anything else goes the general way.
-  if (typeKind !== STRING || resKind !== STRING || resEnd === resStart) return undefined;
-  const type = oneOf(t, typeStart, typeEnd, TYPES);
-  if (type === undefined) return undefined;
+  // Kinds and values as the schema accepts them (fast-decisions.ts); anything else goes the general way.
+  if (!kindsAccepted(typeKind, resKind, resEnd - resStart, tsKind, resultKind, obsKind, ownerKind, opKind, ttlKind, leaseKind, srcKind, srcEnd - srcStart, hostKind, hostEnd - hostStart)) return undefined;
+  const typeIndex = indexIn(t, typeStart, typeEnd, TYPES);
+  if (typeIndex === -1) return undefined;
+  const type = TYPES[typeIndex]!;
 
-  let ms: number;
+  let ms: number | undefined;
   if (tsKind === STRING) {
-    const fast = fastTimestampIn(t, tsStart, tsEnd);
-    if (fast !== undefined) ms = fast;
-    else {
+    ms = fastTimestampIn(t, tsStart, tsEnd);
+    if (ms === undefined) {
       const time = parseTimestamp(t.slice(tsStart, tsEnd));
       if (!time.ok) return undefined;
       ms = time.ms;
     }
-  } else if (tsKind === NUMBER) {
-    const time = parseTimestamp(Number(t.slice(tsStart, tsEnd)));
-    if (!time.ok) return undefined;
-    ms = time.ms;
-  } else return undefined;
-
-  let result: string;
-  if (resultKind === 0) {
-    if (type === 'write') return undefined; // required for writes
-    result = RESULTS[type][0]!;
   } else {
-    if (resultKind !== STRING) return undefined;
-    const r = oneOf(t, resultStart, resultEnd, RESULTS[type]);
-    if (r === undefined) return undefined;
-    result = r;
+    ms = timestampOfNumber(Number(t.slice(tsStart, tsEnd)));
+    if (ms === undefined) return undefined;
   }
 
-  let observer: Observer;
-  if (obsKind === 0) observer = defaultObserver(type);
-  else {
-    const o = obsKind === STRING ? oneOf(t, obsStart, obsEnd, OBSERVER_NAMES) : undefined;
-    if (o === undefined) return undefined;
-    observer = o;
-  }
+  const result = resultOf(typeIndex, resultKind, resultKind === STRING ? indexIn(t, resultStart, resultEnd, RESULTS_BY_TYPE[typeIndex]!) : -1);
+  if (result === undefined) return undefined;
+  const observer = observerOf(typeIndex, obsKind, obsKind === STRING ? indexIn(t, obsStart, obsEnd, OBSERVER_NAMES) : -1);
+  if (observer === undefined) return undefined;
 
   let fenceToken: bigint | undefined;
   if (tokKind !== 0) {
-    // A decimal string, or a plain integer literal small enough to be exact as a double.
-    if (tokEnd - tokStart > 80 || !allDigits(t, tokStart, tokEnd)) return undefined; // long ones: the general path says why
-    if (tokKind === NUMBER ? tokEnd - tokStart > 15 : tokKind !== STRING) return undefined;
+    if (!fenceTokenAccepted(tokKind, tokEnd - tokStart, allDigits(t, tokStart, tokEnd))) return undefined;
     fenceToken = BigInt(t.slice(tokStart, tokEnd));
   }
 
   let leaseId: string | undefined;
   if (leaseKind === STRING) leaseId = lastLease = recent(t, leaseStart, leaseEnd, lastLease);
   else if (leaseKind === NUMBER) {
-    // An integer as written (its String() is the same text), small enough to be exact.
     const neg = t.charCodeAt(leaseStart) === 45 ? 1 : 0;
-    if (!allDigits(t, leaseStart + neg, leaseEnd) || leaseEnd - leaseStart - neg > 15) return undefined;
-    if (neg === 1 && leaseEnd - leaseStart === 2 && t.charCodeAt(leaseEnd - 1) === 48) return undefined; // -0
+    if (!numericLeaseAccepted(leaseEnd - leaseStart, neg, allDigits(t, leaseStart + neg, leaseEnd), t.charCodeAt(leaseEnd - 1))) return undefined;
     leaseId = t.slice(leaseStart, leaseEnd);
-  } else if (leaseKind !== 0) return undefined;
+  }
 
   let ttlMs: number | undefined;
   if (ttlKind === NUMBER) {
     ttlMs = Number(t.slice(ttlStart, ttlEnd));
-    if (!(ttlMs >= 0) || !Number.isFinite(ttlMs)) return undefined;
-  } else if (ttlKind !== 0) return undefined;
-
-  if ((ownerKind !== 0 && ownerKind !== STRING) || (opKind !== 0 && opKind !== STRING)) return undefined;
-  if (srcKind !== 0 && (srcKind !== STRING || srcEnd === srcStart)) return undefined;
-  if (hostKind !== 0 && (hostKind !== STRING || hostEnd === hostStart)) return undefined;
+    if (!ttlAccepted(ttlMs)) return undefined;
+  }
 
   return {
     ts: ms,

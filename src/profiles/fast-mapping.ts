@@ -20,13 +20,10 @@ import { basename } from 'node:path';
 import { defaultObserver, defaultResult, OBSERVERS, RESULTS, type EventType, type LockEvent, type Observer } from '../model/event.js';
 import { parseDuration, parseTimeValue, type TimeFormat } from '../model/time.js';
 import { scalarEnd } from './fast-canonical.js';
+import { LITERAL, NUMBER, STRING } from './fast-decisions.js';
 import { parseFenceToken } from '../model/token.js';
 import type { CompiledRule } from './mapping-conditions.js';
 import type { RecordOrigin } from './types.js';
-
-const STRING = 1;
-const NUMBER = 2;
-const LITERAL = 3;
 
 /** Most sets of rule inputs remembered; the cache starts again when full. */
 const RULE_CACHE_SIZE = 4096;
