@@ -278,14 +278,19 @@ try {
     console.log(`| ${size} | ${lineCount(f).toLocaleString('en-US')} | ${fmt(m.wall)} | ${fmt(statSync(f).size / 1e6 / m.wall, 1)} | ${fmt(MiB(m.peak), 0)} |${m.ok ? '' : ` crashed: ${m.reason}`}`);
     if (!a.keep) rmSync(f);
   }
+  /** One run of analyze --jobs 1 -f json on `f`: its measure and the resources its report saw. */
+  const measureSeen = async (f) => {
+    const m = await measure(node, [cli, 'analyze', '--jobs', '1', '-f', 'json', '-o', join(work, 'r.json'), '-q', f]);
+    return { ...m, seen: m.ok ? JSON.parse(readFileSync(join(work, 'r.json'), 'utf8')).summary.resources : NaN };
+  };
   console.log(`\npeak RSS against resources (${rssMb} MB of input each):`);
   console.log('| resources | resources seen | peak RSS MB |\n|---|---|---|');
   const rssAt = new Map();
   for (const n of rssResources) {
     const f = generate(`res-${n}.ndjson`, rssMb, n);
-    const m = await measure(node, [cli, 'analyze', '--jobs', '1', '-f', 'json', '-o', join(work, 'r.json'), '-q', f]);
-    const seen = m.ok ? JSON.parse(readFileSync(join(work, 'r.json'), 'utf8')).summary.resources : NaN;
-    rssAt.set(n, { ...m, seen });
+    const m = await measureSeen(f);
+    const seen = m.seen;
+    rssAt.set(n, m);
     console.log(`| ${n.toLocaleString('en-US')} | ${m.ok ? seen.toLocaleString('en-US') : 'n/a'} | ${fmt(MiB(m.peak), 0)} |${m.ok ? '' : ` crashed: ${m.reason}`}`);
     if (!a.keep) rmSync(f);
   }
@@ -364,9 +369,7 @@ try {
     if (rssResources.includes(1000000) && !smoke) {
       const coverMb = Math.max(rssMb, 800);
       const f = generate('res-1m-cover.ndjson', coverMb, 1000000, 'canonical', ['--cover']);
-      m = await measure(node, [cli, 'analyze', '--jobs', '1', '-f', 'json', '-o', join(work, 'r.json'), '-q', f]);
-      m.seen = m.ok ? JSON.parse(readFileSync(join(work, 'r.json'), 'utf8')).summary.resources : NaN;
-      m.mb = coverMb;
+      m = { ...(await measureSeen(f)), mb: coverMb };
       console.log(`\npeak RSS, 1,000,000 resources visited (${coverMb} MB, --cover): ${fmt(MiB(m.peak), 0)} MB, ${Number.isFinite(m.seen) ? m.seen.toLocaleString('en-US') : 'n/a'} resources seen${m.ok ? '' : ` crashed: ${m.reason}`}`);
       if (!a.keep) rmSync(f);
     }
