@@ -416,11 +416,14 @@ async function feedPartition(engine: Engine, merged: ReturnType<typeof mergeByTi
       const at = ++seq[src]!;
       if (t > newest) newest = t;
       // A lease-scoped event another partition counts: applied here as it is, but not counted.
-      const shared = ev instanceof Placeholder && ev.apply;
-      if (ev instanceof Placeholder && !shared) {
-        witness.item(ev, src, ev.extra ? ITEM_EXTRA : ITEM_EVENT);
-        engine.pushForeign(ev);
-        continue;
+      let shared = false;
+      if (ev instanceof Placeholder) {
+        if (!ev.apply) {
+          witness.item(ev, src, ev.extra ? ITEM_EXTRA : ITEM_EVENT);
+          engine.pushForeign(ev);
+          continue;
+        }
+        shared = true;
       }
       const own = shared ? (ev as Placeholder).full() : ev;
       if (recent !== undefined && recent.seen(own)) {

@@ -120,7 +120,7 @@ export class Engine {
   private items = 0;
   private readonly maxOperations: number;
   /** Partition runs: when (`items`) each operation entry was made. */
-  private readonly operationMade: Map<number, number> | undefined;
+  private readonly operationMade: Float64Array | undefined;
   /** Partition runs: per waiting or emitted finding, its deadline, negative when a single run's could have been later. */
   private readonly deadlineOf: WeakMap<Finding, number> | undefined;
   /** Lease-scoped events (a session expiry naming no resource), and those that found a resource holding their lease. */
@@ -190,7 +190,8 @@ export class Engine {
       this.orderKeys = new Map();
       this.firstKeys = new Float64Array(3 * 1024);
       this.deadlineOf = new WeakMap();
-      this.operationMade = new Map();
+      // Per slot of the operation index: where its entry was made (NaN: never).
+      this.operationMade = new Float64Array(Math.max(1, this.maxOperations)).fill(NaN);
       if (options.leaseScoped === true) this.grantAt = new Map();
       this.foreignRules = options.rules.flatMap((rule, index) => (rule.onForeign !== undefined ? [{ rule, index, handle: rule.onForeign }] : []));
     }
@@ -362,8 +363,8 @@ export class Engine {
     const made = this.operationMade;
     if (made !== undefined) {
       // An entry's slot is reused once the entry is forgotten: a new entry is made anew.
-      const at = ops.made !== before ? undefined : made.get(entry);
-      if (at === undefined) made.set(entry, this.items);
+      const at = ops.made !== before ? NaN : made[entry]!;
+      if (at !== at) made[entry] = this.items;
       else if (this.items - at >= this.maxOperations) this.noteInexact(`an operation was seen again after more than ${this.maxOperations} lines: a single run, whose index holds the operations of every partition, may have forgotten it`);
     }
     return entry;

@@ -7,6 +7,8 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze.js';
+import { Engine } from '../src/engine.js';
+import { rules as allRules } from '../src/rules/index.js';
 import type { LockEvent } from '../src/model/event.js';
 import type { Report } from '../src/model/report.js';
 import { fnv1a64Hex, partitionOf, partitionOfBytes } from '../src/partition/hash.js';
@@ -272,3 +274,28 @@ describe('partition accounting', () => {
   }, 60_000);
 });
 
+
+describe('partition engine', () => {
+  // The operation index of a single run holds the operations of every partition: an operation seen
+  // again after more lines than it holds may have been forgotten there, and the partition says so.
+  const write = (ts: number, operationId: string, observer: 'resource' | 'worker'): LockEvent => ({
+    ts, type: 'write', resource: 'r', ownerId: 'w', leaseId: 'L', fenceToken: 1n, operationId, result: 'accepted', observer, source: 's', file: 'f', line: ts,
+  });
+  const foreign = (ts: number): LockEvent => ({ ts, type: 'keepalive', resource: 'other', result: 'ok', observer: 'worker', source: 's', file: 'f', line: ts });
+  function notes(between: number, ops: number): string[] {
+    const engine = new Engine({ rules: allRules, partition: true, maxOperations: 3 });
+    engine.push(write(1, 'op-1', 'resource'));
+    for (let k = 0; k < ops; k++) engine.push(write(2 + k, `op-x${k}`, 'resource'));
+    for (let k = 0; k < between; k++) engine.pushForeign(foreign(10 + k));
+    engine.push(write(100, 'op-1', 'worker'));
+    return [...engine.inexact.keys()].filter((r) => r.includes('operation was seen again'));
+  }
+  it('notes an operation seen again after more lines than the operation index holds, and not one seen again sooner', () => {
+    expect(notes(0, 0)).toEqual([]);
+    expect(notes(1, 0)).toEqual([]);
+    expect(notes(2, 0)).toHaveLength(1);
+    expect(notes(1, 1)).toHaveLength(1);
+    // Forgotten here too (three newer operations): made anew, nothing to note.
+    expect(notes(0, 3)).toEqual([]);
+  });
+});
