@@ -7,13 +7,13 @@
  * includePossible), and with requireTested an untested or unconfirmed resource fails too, as
  * the exit code does.
  */
-import type { Finding, Report } from '../model/report.js';
+import type { Finding, ReportView } from '../model/report.js';
 import { atOrAbove, DEFAULT_POLICY, exitCodeFor, isFailing, type FailPolicy } from '../model/policy.js';
 import { gather } from './chunks.js';
 import { escapeXml as x } from './escape.js';
 import { renderStory } from './story.js';
 
-export function renderJunit(report: Report, policy: FailPolicy = DEFAULT_POLICY): string {
+export function renderJunit(report: ReportView, policy: FailPolicy = DEFAULT_POLICY): string {
   return [...renderJunitChunks(report, policy)].join('');
 }
 
@@ -21,11 +21,11 @@ export function renderJunit(report: Report, policy: FailPolicy = DEFAULT_POLICY)
  * The same XML in pieces of bounded size. The suite's counts come before its testcases, so the
  * testcases are walked twice: once to count them, once to write them.
  */
-export function renderJunitChunks(report: Report, policy: FailPolicy = DEFAULT_POLICY): Generator<string> {
+export function renderJunitChunks(report: ReportView, policy: FailPolicy = DEFAULT_POLICY): Generator<string> {
   return gather(junitPieces(report, policy));
 }
 
-function* junitPieces(report: Report, policy: FailPolicy): Generator<string> {
+function* junitPieces(report: ReportView, policy: FailPolicy): Generator<string> {
   let tests = 0;
   let failures = 0;
   for (const c of testcases(report, policy, false)) {
@@ -63,7 +63,7 @@ interface Testcase {
 }
 
 /** The testcases in order; with `write` false only whether each fails (names and bodies are not built). */
-function* testcases(report: Report, policy: FailPolicy, write: boolean): Generator<Testcase> {
+function* testcases(report: ReportView, policy: FailPolicy, write: boolean): Generator<Testcase> {
   const groups = new Map<string, Finding[]>();
   for (const f of report.findings) {
     const key = `${f.rule}\u0000${f.resource}`;
