@@ -11,7 +11,7 @@
  * arrives after its finding was emitted is counted in `lateViews` and joins no finding.
  */
 import { detach, fieldsOf, isLeaseScoped, type LineReader, type LockEvent } from './model/event.js';
-import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummaries, ResourceSummary, Severity, Uncertainty } from './model/report.js';
+import { PLAIN_SUMMARIES, type Certainty, type EvidenceItem, type Finding, type Readiness, type ResourceSummaries, type ResourceSummary, type Severity, type Uncertainty } from './model/report.js';
 import { formatToken, plural } from './model/format.js';
 import { formatMessage, type MessageData } from './model/message.js';
 import { serviceFacts, type ServiceId } from './model/services.js';
@@ -525,7 +525,7 @@ export class Engine {
    * without holding a million summaries. Only the order is kept (an id per resource). Walk it once
    * the input has ended (after finish()): events pushed later change what a walk gives.
    */
-  resourceList(): ResourceSummaries {
+  resourceList(): ResourceSummaries & { readonly [PLAIN_SUMMARIES]: true } {
     const store = this.store;
     const n = store.size;
     // The names sorted first (the default sort: UTF-16 code units, as `<` compares them; names are
@@ -537,6 +537,8 @@ export class Engine {
     for (let i = 0; i < n; i++) ids[i] = store.idOf(names[i]!);
     return {
       length: n,
+      // Each summary is summarise()'s object literal.
+      [PLAIN_SUMMARIES]: true as const,
       *[Symbol.iterator](): Generator<ResourceSummary> {
         const t = store.view(0);
         for (let i = 0; i < n; i++) {

@@ -10,10 +10,10 @@ import { Readable } from 'node:stream';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyze, analyzeView, type AnalyzeOptions } from '../src/analyze.js';
-import { byReadiness, READINESS, worstResources, type Readiness, type Report, type ReportView, type ResourceSummary } from '../src/model/report.js';
+import { byReadiness, PLAIN_SUMMARIES, READINESS, worstResources, type Readiness, type Report, type ReportView, type ResourceSummary } from '../src/model/report.js';
 import { renderGithub } from '../src/report/github.js';
 import { renderHtml } from '../src/report/html.js';
-import { renderJson, renderJsonChunks } from '../src/report/json.js';
+import { renderJson, renderJsonChunks, summaryJson } from '../src/report/json.js';
 import { renderJunit } from '../src/report/junit.js';
 import { renderMarkdown } from '../src/report/markdown.js';
 import { summaryLine } from '../src/report/ndjson.js';
@@ -144,5 +144,41 @@ describe('worstResources', () => {
       }),
       { numRuns: 500, seed: 3 },
     );
+  });
+});
+
+describe('summaryJson (the JSON writer of the engine\'s summaries)', () => {
+  const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 12 }), fc.constantFrom(...ODD, '', '\\"', '\u0000', '\ud83d', '\ude00', '\ud83d\ude00x'));
+  const count = fc.oneof(fc.nat({ max: 9 }), fc.nat(), fc.constant(2 ** 53 - 1));
+  const summaryArb = fc.record({
+    resource: text,
+    readiness: fc.constantFrom(...READINESS),
+    reason: text,
+    highestAcceptedToken: fc.oneof(fc.constant(null), fc.bigInt({ min: 0n, max: 2n ** 80n }).map(String)),
+    events: count,
+    writes: fc.record({ accepted: count, rejectedStaleFence: count, rejectedOther: count, withoutToken: count }),
+    staleWrites: count,
+    oldHandleReleases: count,
+    findings: count,
+  });
+
+  it('is exactly what JSON.stringify writes for an element of resources', () => {
+    fc.assert(
+      fc.property(fc.array(summaryArb, { minLength: 1, maxLength: 5 }), (list) => {
+        const whole = JSON.stringify({ x: list }, null, 2);
+        expect('{\n  "x": [\n' + list.map(summaryJson).join(',\n') + '\n  ]\n}').toBe(whole);
+      }),
+      { numRuns: 1000, seed: 11 },
+    );
+  });
+
+  it('is used for the engine\'s summaries only', async () => {
+    const view = await analyzeView({ events: manyResources(40), jobs: 1 });
+    expect((view.resources as { [PLAIN_SUMMARIES]?: boolean })[PLAIN_SUMMARIES]).toBe(true);
+    // A summary with another field, or its fields in another order, is written by JSON.stringify.
+    const [first, ...rest] = [...view.resources];
+    const odd = [{ extra: '"x"', ...first! }, ...rest];
+    const report = { ...view, resources: odd } as Report;
+    expect(renderJson(report)).toBe(stringified(report));
   });
 });

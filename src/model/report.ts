@@ -171,6 +171,13 @@ export interface ResourceSummaries extends Iterable<ResourceSummary> {
   readonly length: number;
 }
 
+/**
+ * Set (true) on ResourceSummaries whose every summary has exactly ResourceSummary's fields, in its
+ * order, each of its type (the engine's, Engine.resourceList()): the JSON writer then writes them
+ * field by field (report/json.ts summaryJson) instead of through JSON.stringify.
+ */
+export const PLAIN_SUMMARIES: unique symbol = Symbol('plain resource summaries');
+
 /** A report whose `resources` may be made as they are read (ResourceSummaries): what the reporters take. A Report is one. */
 export interface ReportView extends Omit<Report, 'resources'> {
   resources: ResourceSummaries;

@@ -1,4 +1,4 @@
-import type { ReportView } from '../model/report.js';
+import { PLAIN_SUMMARIES, type ReportView, type ResourceSummary } from '../model/report.js';
 import { listOf } from './chunks.js';
 import { renderStory } from './story.js';
 
@@ -37,6 +37,19 @@ export function* renderJsonChunks(report: ReportView): Generator<string> {
       continue;
     }
     buf += '[';
+    if ((list as { [PLAIN_SUMMARIES]?: boolean })[PLAIN_SUMMARIES] === true) {
+      let head = '\n';
+      for (const r of list as Iterable<ResourceSummary>) {
+        buf += head + summaryJson(r);
+        head = ',\n';
+        if (buf.length >= CHUNK) {
+          yield buf;
+          buf = '';
+        }
+      }
+      buf += '\n  ]';
+      continue;
+    }
     // Elements in slices, each slice stringified at the depth it has in the report, so the text
     // needs no re-indenting: {"x": [...]} with two-space indentation puts elements at four spaces.
     let slice: unknown[] = [];
@@ -60,6 +73,21 @@ export function* renderJsonChunks(report: ReportView): Generator<string> {
     buf += '\n  ]';
   }
   yield buf + (first ? '}' : '\n}') + '\n';
+}
+
+/**
+ * A summary as JSON.stringify(report, null, 2) writes it as an element of `resources` (at four
+ * spaces), for a summary of exactly ResourceSummary's fields in its order (PLAIN_SUMMARIES):
+ * several times faster. Its strings go through JSON.stringify, which escapes them.
+ */
+export function summaryJson(r: ResourceSummary): string {
+  const w = r.writes;
+  const token = r.highestAcceptedToken === null ? 'null' : JSON.stringify(r.highestAcceptedToken);
+  return (
+    `    {\n      "resource": ${JSON.stringify(r.resource)},\n      "readiness": ${JSON.stringify(r.readiness)},\n      "reason": ${JSON.stringify(r.reason)},\n      "highestAcceptedToken": ${token},\n      "events": ${JSON.stringify(r.events)},\n` +
+    `      "writes": {\n        "accepted": ${JSON.stringify(w.accepted)},\n        "rejectedStaleFence": ${JSON.stringify(w.rejectedStaleFence)},\n        "rejectedOther": ${JSON.stringify(w.rejectedOther)},\n        "withoutToken": ${JSON.stringify(w.withoutToken)}\n      },\n` +
+    `      "staleWrites": ${JSON.stringify(r.staleWrites)},\n      "oldHandleReleases": ${JSON.stringify(r.oldHandleReleases)},\n      "findings": ${JSON.stringify(r.findings)}\n    }`
+  );
 }
 
 /** Nest a JSON text one level deeper (a newline can only be indentation: strings escape theirs). */
