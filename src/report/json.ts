@@ -82,12 +82,21 @@ export function* renderJsonChunks(report: ReportView): Generator<string> {
  */
 export function summaryJson(r: ResourceSummary): string {
   const w = r.writes;
-  const token = r.highestAcceptedToken === null ? 'null' : JSON.stringify(r.highestAcceptedToken);
+  // Counts are whole numbers, readiness a plain word, a token decimal digits: nothing to escape.
+  const token = r.highestAcceptedToken === null ? 'null' : `"${r.highestAcceptedToken}"`;
   return (
-    `    {\n      "resource": ${JSON.stringify(r.resource)},\n      "readiness": ${JSON.stringify(r.readiness)},\n      "reason": ${JSON.stringify(r.reason)},\n      "highestAcceptedToken": ${token},\n      "events": ${JSON.stringify(r.events)},\n` +
-    `      "writes": {\n        "accepted": ${JSON.stringify(w.accepted)},\n        "rejectedStaleFence": ${JSON.stringify(w.rejectedStaleFence)},\n        "rejectedOther": ${JSON.stringify(w.rejectedOther)},\n        "withoutToken": ${JSON.stringify(w.withoutToken)}\n      },\n` +
-    `      "staleWrites": ${JSON.stringify(r.staleWrites)},\n      "oldHandleReleases": ${JSON.stringify(r.oldHandleReleases)},\n      "findings": ${JSON.stringify(r.findings)}\n    }`
+    `    {\n      "resource": ${text(r.resource)},\n      "readiness": "${r.readiness}",\n      "reason": ${text(r.reason)},\n      "highestAcceptedToken": ${token},\n      "events": ${r.events},\n` +
+    `      "writes": {\n        "accepted": ${w.accepted},\n        "rejectedStaleFence": ${w.rejectedStaleFence},\n        "rejectedOther": ${w.rejectedOther},\n        "withoutToken": ${w.withoutToken}\n      },\n` +
+    `      "staleWrites": ${r.staleWrites},\n      "oldHandleReleases": ${r.oldHandleReleases},\n      "findings": ${r.findings}\n    }`
   );
+}
+
+/** What JSON.stringify escapes in a string: quotes, backslashes, control characters, surrogates (a lone one is escaped). */
+const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
+
+/** A string as JSON.stringify writes it: quoted as it is when nothing in it is escaped. */
+function text(s: string): string {
+  return ESCAPED.test(s) ? JSON.stringify(s) : `"${s}"`;
 }
 
 /** Nest a JSON text one level deeper (a newline can only be indentation: strings escape theirs). */
