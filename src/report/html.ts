@@ -106,7 +106,6 @@ function shortNames(report: ReportView): Record<string, string> {
   return Object.fromEntries(names.filter((f) => base(f) !== f && base(f) !== '').map((f) => [f, base(f)]));
 }
 
-/** Everything the page leaves out, each with the option that would bring it in. */
 /** What the page says of the resources, from one pass over them: the readiness table's rows, how many have no finding, how many have each readiness. */
 interface ResourceFacts {
   worst: ResourceSummary[];
@@ -128,6 +127,7 @@ function resourceFacts(report: ReportView): ResourceFacts {
   return { worst, quiet, readiness };
 }
 
+/** Everything the page leaves out, each with the option that would bring it in. */
 function leftOut(report: ReportView, facts: ResourceFacts, thinned: number): string[] {
   const out: string[] = [];
   const s = report.summary;
