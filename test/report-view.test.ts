@@ -184,3 +184,24 @@ describe('summaryJson (the JSON writer of the engine\'s summaries)', () => {
     expect(renderJson(report)).toBe(stringified(report));
   });
 });
+
+describe('junit names of resources walked in key order', () => {
+  it('stay unique as written, with only the names that can meet another kept', () => {
+    // Keys strictly increasing (the engine's order): a name made visible (`\u{1}`) and the text
+    // itself; a readiness name that is also a finding's testcase name (rule "readiness of x").
+    const keys = ['a\u0001', 'a\\u{1}', 'b', 'x on y', 'z'].sort();
+    const made = keys.map((k) => summary(k, 'untested'));
+    const base = { tool: { name: 'stalewrite', version: 'x', reportFormat: 2 }, summary: { verdict: 'untested', reasons: [], findingsOmitted: 0, bySeverity: { error: 0, warning: 0, info: 0 }, possibleBySeverity: { error: 0, warning: 0, info: 0 } }, input: { lines: 1, events: 1, blank: 0, ignored: 0, invalid: 0 } } as unknown as Report;
+    const finding = { id: 'F1', rule: 'readiness of x', severity: 'info', certainty: 'definite', resource: 'y: untested', message: 'm', symptom: '', cause: '', check: '', action: '', evidence: [] } as unknown as Report['findings'][number];
+    const walked = { length: made.length, *[Symbol.iterator]() { yield* made; } };
+    for (const resources of [made, walked, [...made].reverse(), [made[0]!, made[0]!, ...made]]) {
+      const xml = renderJunit({ ...base, findings: [finding], resources });
+      const written = [...xml.matchAll(/<testcase [^>]*name="([^"]*)"/g)].map((m) => m[1]!);
+      expect(new Set(written).size, xml).toBe(written.length);
+      expect(written).toContain('readiness of x on y: untested (2)');
+      const alike = [...resources].filter((r) => r.resource.startsWith('a')).length;
+      const expected = ['readiness of a\\u{1}: untested', ...Array.from({ length: alike - 1 }, (_, i) => `readiness of a\\u{1}: untested (${i + 2})`)];
+      expect(written.filter((w) => w.startsWith('readiness of a\\u{1}: untested')).sort()).toEqual(expected.sort());
+    }
+  });
+});
