@@ -10,7 +10,7 @@ import { count, InputStats, type InputPolicy } from './ingest/records.js';
 import { parseFed, parseSource, type FedItem } from './ingest/parse-source.js';
 import type { LineReader, LockEvent } from './model/event.js';
 import { LineStore } from './ingest/readback.js';
-import { byReadiness, type FileSummary, type Finding, type Problem, type Readiness, type Report, type TimelineEvent } from './model/report.js';
+import type { FileSummary, Finding, Problem, Report, ReportView, ResourceSummaries, TimelineEvent } from './model/report.js';
 import { EventCapture } from './timeline/capture.js';
 import { canonical } from './profiles/canonical.js';
 import type { Profile } from './profiles/types.js';
@@ -18,7 +18,7 @@ import { rules as allRules } from './rules/index.js';
 import type { Rule } from './rules/types.js';
 import { VERSION } from './version.js';
 import { checkAnalyzeOptions } from './model/options.js';
-import { verdictOf, verdictReasons } from './verdict.js';
+import { readinessDigest, verdictReasons } from './verdict.js';
 import { folding, ITEM_COPY, ITEM_EVENT, ITEM_EXTRA, PartitionFilter, Placeholder, Witness, type FoldedBatch, type PartitionSpec } from './ingest/partition.js';
 import { MAX_PARTITIONS } from './partition/hash.js';
 import { DEFAULT_MAX_LEASE_HOLDERS } from './timeline/lease-holders.js';
@@ -131,6 +131,20 @@ export interface JobHooks {
 }
 
 export async function analyze(options: AnalyzeOptions, hooks?: JobHooks): Promise<Report> {
+  // Not `made`: `resources` is engine.resources(), an array (or a merge's).
+  return (await run(options, hooks, false)) as Report;
+}
+
+/**
+ * The same analysis, its report's `resources` made one at a time as they are walked
+ * (Engine.resourceList()): what the CLI writes, so that a million summaries are never held at
+ * once. A run on several jobs (merged in memory) has them all, as an array.
+ */
+export async function analyzeView(options: AnalyzeOptions): Promise<ReportView> {
+  return run(options, undefined, true);
+}
+
+async function run(options: AnalyzeOptions, hooks: JobHooks | undefined, made: boolean): Promise<ReportView> {
   checkAnalyzeOptions(options as unknown as Record<string, unknown>);
   checkPartition(options.partition);
   const jobs = await jobsFor(options);
@@ -138,7 +152,7 @@ export async function analyze(options: AnalyzeOptions, hooks?: JobHooks): Promis
     const merged = await inJobs(options, jobs);
     if (merged.partitions === undefined || options.onFinding !== undefined) return merged;
     // Not exactly one thread's report (input out of timestamp order, a global bound): analysed again on one.
-    return analyze({ ...options, jobs: 1, onProblem: undefined, onNote: undefined });
+    return run({ ...options, jobs: 1, onProblem: undefined, onNote: undefined }, undefined, made);
   }
   const rules = selectRules(options.rules);
   const profile = options.profile ?? canonical;
@@ -276,7 +290,7 @@ export async function analyze(options: AnalyzeOptions, hooks?: JobHooks): Promis
       if (quiet !== undefined) clearInterval(quiet);
     }
     engine.finish();
-    const report = buildReport(engine, stats);
+    const report = buildReport(engine, stats, made ? engine.resourceList() : engine.resources());
     const uncaptured: string[] = [];
     if (capture !== undefined) addTimelines(report, capture, options.timelines!, lineStore.read, await import('./partition/merge.js'), uncaptured);
     if (part !== undefined) {
@@ -477,16 +491,13 @@ function checkPartition(p: PartitionSpec | undefined): void {
 }
 
 /** Attach captured histories, marking the events that findings point at. */
-function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<AnalyzeOptions['timelines']>, lines: LineReader, { findingPointers, pointAt }: typeof import('./partition/merge.js'), uncapturedNames?: string[]): void {
+function addTimelines(report: ReportView, capture: EventCapture, opts: NonNullable<AnalyzeOptions['timelines']>, lines: LineReader, { findingPointers, pointAt, drawnResources }: typeof import('./partition/merge.js'), uncapturedNames?: string[]): void {
   const pointers = findingPointers(report.findings);
-  const wanted = report.resources
-    .filter((r) => opts.all || opts.resources !== undefined || r.findings > 0)
-    .filter((r) => opts.resources === undefined || opts.resources.includes(r.resource))
-    .sort(byReadiness);
   const max = opts.maxResources ?? 50;
+  const { drawn, wanted } = drawnResources(report.resources, Boolean(opts.all), opts.resources, max);
   report.timelines = [];
   let uncaptured = 0;
-  for (const r of wanted.slice(0, max)) {
+  for (const r of drawn) {
     const h = capture.history(r.resource);
     if (h === undefined) {
       uncaptured++; // past the capture's total cap before it had a finding: not drawn, but counted
@@ -507,7 +518,7 @@ function addTimelines(report: Report, capture: EventCapture, opts: NonNullable<A
     });
     report.timelines.push({ resource: r.resource, readiness: r.readiness, events, omitted: h.omitted });
   }
-  report.timelinesOmitted = Math.max(0, wanted.length - max) + uncaptured;
+  report.timelinesOmitted = Math.max(0, wanted - max) + uncaptured;
 }
 
 export function selectRules(ids: readonly string[] | undefined): readonly Rule[] {
@@ -625,14 +636,14 @@ async function* recordEvents(records: readonly Record<string, unknown>[], chosen
   yield out;
 }
 
-export function buildReport(engine: Engine, stats: InputStats): Report {
-  const resources = engine.resources();
-  const byReadiness: Record<Readiness, number> = { violated: 0, inconclusive: 0, unconfirmed: 0, verified: 0, untested: 0 };
-  for (const r of resources) byReadiness[r.readiness]++;
-  const verdict = verdictOf(resources);
+/** The report of a finished run, `resources` as the engine gave them (Engine.resources() or resourceList()). */
+function buildReport(engine: Engine, stats: InputStats, resources: ResourceSummaries): ReportView {
+  // One pass over the resources, keeping none but the few the reasons name.
+  const digest = readinessDigest(resources);
+  const verdict = digest.verdict;
   const input = stats.summary();
   const reasons = verdictReasons(
-    { resources, findings: engine.findings, input, writeEvents: engine.writeEvents, untrackedEvents: engine.untrackedEvents, leaseScopedEvents: engine.leaseScopedEvents, leaseScopedApplied: engine.leaseScopedApplied },
+    { resources: digest, findings: engine.findings, input, writeEvents: engine.writeEvents, untrackedEvents: engine.untrackedEvents, leaseScopedEvents: engine.leaseScopedEvents, leaseScopedApplied: engine.leaseScopedApplied },
     verdict,
   );
   return {
@@ -646,8 +657,8 @@ export function buildReport(engine: Engine, stats: InputStats): Report {
       bySeverity: { ...engine.bySeverity },
       possibleBySeverity: { ...engine.possibleBySeverity },
       byRule: { ...engine.byRule },
-      resources: resources.length,
-      byReadiness,
+      resources: digest.count,
+      byReadiness: digest.byReadiness,
       untrackedEvents: engine.untrackedEvents,
     },
     findings: engine.findings,

@@ -11,7 +11,7 @@
  * arrives after its finding was emitted is counted in `lateViews` and joins no finding.
  */
 import { detach, fieldsOf, isLeaseScoped, type LineReader, type LockEvent } from './model/event.js';
-import type { Certainty, EvidenceItem, Finding, Readiness, ResourceSummary, Severity, Uncertainty } from './model/report.js';
+import { PLAIN_SUMMARIES, type Certainty, type EvidenceItem, type Finding, type Readiness, type ResourceSummaries, type ResourceSummary, type Severity, type Uncertainty } from './model/report.js';
 import { formatToken, plural } from './model/format.js';
 import { formatMessage, type MessageData } from './model/message.js';
 import { serviceFacts, type ServiceId } from './model/services.js';
@@ -513,20 +513,41 @@ export class Engine {
 
   /** Per-resource summaries, sorted by resource key. */
   resources(): ResourceSummary[] {
+    const list = this.resourceList();
+    const out = new Array<ResourceSummary>(list.length);
+    let i = 0;
+    for (const r of list) out[i++] = r;
+    return out;
+  }
+
+  /**
+   * The same summaries, sorted by resource key, made one at a time as they are walked (each walk
+   * makes them again, from the state as it is then): a report of a million resources is written
+   * without holding a million summaries. Only the order is kept (an id per resource). Walk it once
+   * the input has ended (after finish()): events pushed later change what a walk gives.
+   */
+  resourceList(): ResourceSummaries & { readonly [PLAIN_SUMMARIES]: true } {
     const store = this.store;
     const n = store.size;
     // The names sorted first (the default sort: UTF-16 code units, as `<` compares them; names are
-    // distinct), then one summary each in that order, found by name (no sort of the summaries).
+    // distinct), then each one's id, so that a walk finds each summary's state by id.
     const names = new Array<string>(n);
     for (let id = 0; id < n; id++) names[id] = store.name(id);
     names.sort();
-    const out = new Array<ResourceSummary>(n);
-    const t = store.view(0);
-    for (let i = 0; i < n; i++) {
-      t.id = store.idOf(names[i]!);
-      out[i] = summarise(t);
-    }
-    return out;
+    const ids = new Int32Array(n);
+    for (let i = 0; i < n; i++) ids[i] = store.idOf(names[i]!);
+    return {
+      length: n,
+      // Each summary is summarise()'s object literal.
+      [PLAIN_SUMMARIES]: true as const,
+      *[Symbol.iterator](): Generator<ResourceSummary> {
+        const t = store.view(0);
+        for (let i = 0; i < n; i++) {
+          t.id = ids[i]!;
+          yield summarise(t);
+        }
+      },
+    };
   }
 
   private report(input: ReportInput): void {

@@ -15,7 +15,8 @@ export function isStaleRule(rule: string): boolean {
 const MAX_NAMED = 5;
 
 export interface VerdictFacts {
-  resources: readonly ResourceSummary[];
+  /** What the reasons need of the resources (readinessDigest). */
+  resources: ReadinessDigest;
   findings: readonly Finding[];
   input: InputSummary;
   writeEvents: number;
@@ -25,10 +26,31 @@ export interface VerdictFacts {
   leaseScopedApplied?: number;
 }
 
-export function verdictOf(resources: readonly ResourceSummary[]): Readiness {
-  let v: Readiness = 'untested';
-  for (const r of resources) v = worse(v, r.readiness);
-  return v;
+/** What the verdict and its reasons need of the resources: kept in one pass, without keeping every summary. */
+export interface ReadinessDigest {
+  /** Resources in all. */
+  count: number;
+  byReadiness: Record<Readiness, number>;
+  /** The worst readiness (untested when there is no resource). */
+  verdict: Readiness;
+  /** Of the readiness values the reasons name resources of, the first MAX_NAMED resources, in the resources' order. */
+  first: Record<'violated' | 'inconclusive' | 'unconfirmed', ResourceSummary[]>;
+}
+
+/** The digest of `resources` (in their order: the report's, by resource key), in one pass. */
+export function readinessDigest(resources: Iterable<ResourceSummary>): ReadinessDigest {
+  const byReadiness: Record<Readiness, number> = { violated: 0, inconclusive: 0, unconfirmed: 0, verified: 0, untested: 0 };
+  const first: ReadinessDigest['first'] = { violated: [], inconclusive: [], unconfirmed: [] };
+  let count = 0;
+  let verdict: Readiness = 'untested';
+  for (const r of resources) {
+    count++;
+    const v = r.readiness;
+    byReadiness[v]++;
+    verdict = worse(verdict, v);
+    if ((v === 'violated' || v === 'inconclusive' || v === 'unconfirmed') && first[v].length < MAX_NAMED) first[v].push(r);
+  }
+  return { count, byReadiness, verdict, first };
 }
 
 export function verdictReasons(facts: VerdictFacts, verdict: Readiness): VerdictReason[] {
@@ -54,33 +76,33 @@ export function verdictReasons(facts: VerdictFacts, verdict: Readiness): Verdict
   if (facts.untrackedEvents > 0) {
     out.push({ id: 'untracked', message: `${facts.untrackedEvents} events of resources past --max-resources were NOT analysed` });
   }
-  const byReadiness = (r: Readiness) => facts.resources.filter((x) => x.readiness === r);
-  const violated = byReadiness('violated');
-  if (violated.length > 0) {
-    out.push({ id: 'violated', message: `${plural(violated.length, 'resource')} violated: ${names(violated)}` });
+  const d = facts.resources;
+  const violated = d.byReadiness.violated;
+  if (violated > 0) {
+    out.push({ id: 'violated', message: `${plural(violated, 'resource')} violated: ${names(d.first.violated, violated)}` });
   }
-  const perResource = (readiness: Readiness, id: string) => {
-    const list = byReadiness(readiness);
-    for (const r of list.slice(0, MAX_NAMED)) {
+  const perResource = (readiness: 'inconclusive' | 'unconfirmed', id: string) => {
+    const n = d.byReadiness[readiness];
+    for (const r of d.first[readiness]) {
       const possible = facts.findings.filter((x) => x.resource === r.resource && x.severity === 'error' && x.certainty === 'possible');
       const f = possible.find((x) => isStaleRule(x.rule)) ?? possible[0];
       const reason: VerdictReason = { id, message: `${r.resource} is ${readiness}: ${r.reason}`, resource: r.resource };
       if (f !== undefined) reason.finding = f.id;
       out.push(reason);
     }
-    if (list.length > MAX_NAMED) out.push({ id, message: `and ${plural(list.length - MAX_NAMED, 'more resource')} ${readiness}` });
+    if (n > MAX_NAMED) out.push({ id, message: `and ${plural(n - MAX_NAMED, 'more resource')} ${readiness}` });
   };
   perResource('inconclusive', 'uncertain');
   perResource('unconfirmed', 'not-explicit');
   if (verdict === 'untested' && i.events > 0 && facts.writeEvents > 0) {
     out.push({
       id: 'no-stale-request',
-      message: `no stale request was seen on ${facts.resources.length === 1 ? 'the resource' : `any of ${facts.resources.length} resources`}, so the logs do not show whether old tokens are rejected`,
+      message: `no stale request was seen on ${d.count === 1 ? 'the resource' : `any of ${d.count} resources`}, so the logs do not show whether old tokens are rejected`,
     });
   }
   if (verdict === 'verified') {
-    const n = byReadiness('verified').length;
-    const untested = byReadiness('untested').length;
+    const n = d.byReadiness.verified;
+    const untested = d.byReadiness.untested;
     out.push({
       id: 'verified',
       message: `${plural(n, 'resource')} showed stale requests explicitly rejected${untested > 0 ? `; ${plural(untested, 'other resource')} saw no stale request (untested)` : ''}`,
@@ -150,8 +172,8 @@ export function commonestReasons(i: InputSummary, max = 3): string[] {
   return out;
 }
 
-function names(list: readonly ResourceSummary[]): string {
-  const shown = list.slice(0, MAX_NAMED).map((r) => r.resource);
-  return shown.join(', ') + (list.length > MAX_NAMED ? `, and ${list.length - MAX_NAMED} more` : '');
+/** The first resources of `count` by name (`shown`: the first MAX_NAMED). */
+function names(shown: readonly ResourceSummary[], count: number): string {
+  return shown.map((r) => r.resource).join(', ') + (count > MAX_NAMED ? `, and ${count - MAX_NAMED} more` : '');
 }
 

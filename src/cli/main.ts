@@ -3,14 +3,14 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { analyze, checkReadable, type ProgressInfo } from '../analyze.js';
+import { analyzeView, checkReadable, type ProgressInfo } from '../analyze.js';
 import { InputError, reasonOf } from '../ingest/open.js';
 import { OptionError } from '../model/options.js';
 import { DEFAULT_MAX_LINE_BYTES } from '../ingest/lines.js';
 import { StrictInputError, DEFAULT_MAX_PROBLEMS } from '../ingest/records.js';
 import { DEFAULT_BUSY_THRESHOLD, DEFAULT_BUSY_WINDOW_MS, DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_FINDINGS, DEFAULT_MAX_RESOURCES } from '../engine.js';
 import { parseDuration } from '../model/time.js';
-import type { Report } from '../model/report.js';
+import type { Report, ReportView } from '../model/report.js';
 import { findingLine, summaryLineChunks } from '../report/ndjson.js';
 import type { FailPolicy } from '../model/policy.js';
 import { Progress } from './progress.js';
@@ -382,9 +382,10 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
   const progress = showProgress ? new Progress() : undefined;
 
   let shown = 0;
-  let report: Report;
+  // Its resources' summaries are made as the report is written (never all held at once).
+  let report: ReportView;
   try {
-    report = await analyze({
+    report = await analyzeView({
       files,
       profile: await profileFrom(args),
       strict: args.strict,
@@ -432,7 +433,7 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
 }
 
 /** Write a whole report (every format but live ndjson) to stdout or the planned file, and the GitHub step summary. */
-async function writeReport(report: Report, format: (typeof FORMATS)[number], plan: OutputPlan | undefined, inputs: InputSet, policy: FailPolicy, color: boolean, toStdout: boolean, summaryPath: string | undefined, markdown: MarkdownOptions): Promise<void> {
+async function writeReport(report: ReportView, format: (typeof FORMATS)[number], plan: OutputPlan | undefined, inputs: InputSet, policy: FailPolicy, color: boolean, toStdout: boolean, summaryPath: string | undefined, markdown: MarkdownOptions): Promise<void> {
   const toTerminal = toStdout && process.stdout.isTTY === true;
   // Opened only now: when the analysis fails, an earlier report at that path is left alone. A
   // file is written to a temporary file beside it and renamed over it once complete and synced.
@@ -454,13 +455,13 @@ async function writeReport(report: Report, format: (typeof FORMATS)[number], pla
 }
 
 /** The ndjson lines of a finished report (merge): its findings, then the summary line. */
-function* ndjsonChunks(report: Report): Generator<string> {
+function* ndjsonChunks(report: ReportView): Generator<string> {
   for (const f of report.findings) yield findingLine(f);
   yield* summaryLineChunks(report);
 }
 
 /** The exit code of a finished report (analyze, merge), with what stderr must say about it. */
-function exitFor(report: Report, policy: FailPolicy, o: { quiet: boolean; allowEmpty: boolean; requireTested: boolean }): number {
+function exitFor(report: ReportView, policy: FailPolicy, o: { quiet: boolean; allowEmpty: boolean; requireTested: boolean }): number {
   if (report.summary.untrackedEvents > 0) {
     process.stderr.write(`stalewrite: more than ${report.summary.resources} resources: ${report.summary.untrackedEvents} events of further resources were NOT analysed (raise --max-resources)\n`);
     return EXIT_USAGE;
@@ -532,7 +533,7 @@ function ruleList(rule: string | string[] | undefined): string[] | undefined {
 }
 
 /** Reporters are loaded only when asked for, to keep start-up short. Each gives its text in pieces. */
-async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, report: Report, policy: FailPolicy, table: { color: boolean; width?: number }, markdown: MarkdownOptions): Promise<Iterable<string>> {
+async function render(format: Exclude<(typeof FORMATS)[number], 'ndjson'>, report: ReportView, policy: FailPolicy, table: { color: boolean; width?: number }, markdown: MarkdownOptions): Promise<Iterable<string>> {
   switch (format) {
     case 'json':
       return (await import('../report/json.js')).renderJsonChunks(report);
@@ -617,7 +618,7 @@ async function runTimeline(files: string[] | undefined, resource: string, maxEve
   if (!Number.isInteger(maxEvents) || maxEvents < 2) throw new UsageError('--max-events must be a whole number ≥ 2');
   const inputs = files === undefined || files.length === 0 ? ['-'] : files;
   readingFrom(inputs, 'timeline');
-  const report = await analyze({
+  const report = await analyzeView({
     files: inputs,
     clockSkewMs,
     timelines: { resources: [resource], perResource: maxEvents },
@@ -627,7 +628,11 @@ async function runTimeline(files: string[] | undefined, resource: string, maxEve
   const { renderTimeline } = await import('../report/timeline.js');
   const lines = renderTimeline(report, resource);
   if (lines.length === 0) {
-    const known = report.resources.slice(0, 10).map((r) => r.resource);
+    const known: string[] = [];
+    for (const r of report.resources) {
+      if (known.length === 10) break;
+      known.push(r.resource);
+    }
     // Resource names are log content: each is escaped for the terminal here (and the message again on output).
     throw new UsageError(`no events for resource "${escapeTerminal(resource)}"${known.length > 0 ? `; resources seen: ${known.map(escapeTerminal).join(', ')}${report.resources.length > 10 ? ', …' : ''}` : ''}`);
   }

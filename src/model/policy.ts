@@ -4,7 +4,7 @@
  * fails with 3 unless allowInconclusive; with requireTested, so does one that showed no stale
  * request answered explicitly.
  */
-import { SEVERITIES, type Finding, type Report, type Severity } from './report.js';
+import { SEVERITIES, type Finding, type ReportView, type Severity } from './report.js';
 
 export type FailOn = Severity | 'none';
 
@@ -26,7 +26,7 @@ export const EXIT_USAGE = 2;
 export const EXIT_INCONCLUSIVE = 3;
 
 /** The exit code of an analysed run (input problems, exit 2, are the CLI's). */
-export function exitCodeFor(report: Report, policy: FailPolicy): number {
+export function exitCodeFor(report: ReportView, policy: FailPolicy): number {
   const s = report.summary;
   if (policy.failOn !== 'none') {
     const count = (b: Record<Severity, number>) => SEVERITIES.reduce((n, sev) => (atOrAbove(sev, policy.failOn) ? n + b[sev] : n), 0);

@@ -20,6 +20,33 @@ export function byReadiness(a: ResourceSummary, b: ResourceSummary): number {
 
 const READINESS_ORDER: Record<Readiness, number> = { violated: 0, inconclusive: 1, unconfirmed: 2, verified: 3, untested: 4 };
 
+/**
+ * The first `end` of `resources` sorted by byReadiness (worst first), in one pass that keeps no
+ * more than that many: the same as `[...resources].sort(byReadiness).slice(0, end)` (a stable
+ * sort: of equal ones, the earlier first), for resources made one at a time (ResourceSummaries).
+ */
+export function worstResources(resources: Iterable<ResourceSummary> & { readonly length?: number }, end: number): ResourceSummary[] {
+  const out: ResourceSummary[] = [];
+  // As slice() takes its end: truncated, NaN as 0, a negative one from the length.
+  let max = Math.trunc(end) || 0;
+  if (max < 0) max = Math.max((resources.length ?? 0) + max, 0);
+  if (max === 0) return out;
+  for (const r of resources) {
+    if (out.length === max && byReadiness(r, out[max - 1]!) >= 0) continue;
+    // After the last one that is not worse (upper bound): equal ones keep their order.
+    let lo = 0;
+    let hi = out.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (byReadiness(r, out[mid]!) < 0) hi = mid;
+      else lo = mid + 1;
+    }
+    out.splice(lo, 0, r);
+    if (out.length > max) out.pop();
+  }
+  return out;
+}
+
 /** The worse of two readiness values (the overall verdict is the worst over resources). */
 export function worse(a: Readiness, b: Readiness): Readiness {
   return READINESS_ORDER[a] <= READINESS_ORDER[b] ? a : b;
@@ -132,6 +159,28 @@ export interface ResourceSummary {
   /** Releases from a handle that was not the current holder's while another lease held the resource. */
   oldHandleReleases: number;
   findings: number;
+}
+
+/**
+ * A report's resource summaries as its readers take them: in the report's order (by resource
+ * key), walked once or more, each walk giving the same summaries. An array (what analyze()
+ * returns), or summaries made one at a time as they are walked (the CLI's reports: a million
+ * resources are never all held at once, see Engine.resourceList()).
+ */
+export interface ResourceSummaries extends Iterable<ResourceSummary> {
+  readonly length: number;
+}
+
+/**
+ * Set (true) on ResourceSummaries whose every summary has exactly ResourceSummary's fields, in its
+ * order, each of its type (the engine's, Engine.resourceList()): the JSON writer then writes them
+ * field by field (report/json.ts summaryJson) instead of through JSON.stringify.
+ */
+export const PLAIN_SUMMARIES: unique symbol = Symbol('plain resource summaries');
+
+/** A report whose `resources` may be made as they are read (ResourceSummaries): what the reporters take. A Report is one. */
+export interface ReportView extends Omit<Report, 'resources'> {
+  resources: ResourceSummaries;
 }
 
 export interface Problem {

@@ -19,8 +19,8 @@
 import { DEFAULT_CAPTURE_TOTAL } from '../timeline/capture.js';
 import { MAX_REMEMBERED, MAX_REMEMBERED_CHARS } from '../ingest/duplicates.js';
 import { addUp } from '../ingest/records.js';
-import { byReadiness, type FileSummary, type Finding, type InputSummary, type PartitionInfo, type Problem, type Readiness, type Report, type ResourceTimelineView, type TimelineEvent } from '../model/report.js';
-import { verdictOf, verdictReasons } from '../verdict.js';
+import { worstResources, type FileSummary, type Finding, type InputSummary, type PartitionInfo, type Problem, type Report, type ResourceSummary, type ResourceTimelineView, type TimelineEvent } from '../model/report.js';
+import { readinessDigest, verdictReasons } from '../verdict.js';
 
 /** The reports given are not the complete set of one partitioned run (the CLI exits 2). */
 export class MergeError extends Error {}
@@ -180,15 +180,14 @@ export function mergeReports(given: readonly Report[], names?: readonly string[]
   firsts.sort((a, b) => byPlace(a.at, b.at));
   const byRule: Record<string, number> = {};
   for (const { rule } of firsts) if (byRule[rule] === undefined) byRule[rule] = sum((r) => r.summary.byRule[rule] ?? 0);
-  const byReadinessCount: Record<Readiness, number> = { violated: 0, inconclusive: 0, unconfirmed: 0, verified: 0, untested: 0 };
-  for (const r of resources) byReadinessCount[r.readiness]++;
-  const verdict = verdictOf(resources);
+  const digest = readinessDigest(resources);
+  const verdict = digest.verdict;
   const writeEvents = sum((r) => r.summary.writeEvents);
   const untrackedEvents = sum((r) => r.summary.untrackedEvents);
   // Every partition applies every lease-scoped event: one counts them all; it applied if any partition did.
   const leaseScopedEvents = info[0]!.leaseScoped.events;
   const leaseScopedApplied = info.reduce((a, p) => a + p.leaseScoped.applied, 0);
-  const reasons = verdictReasons({ resources, findings, input, writeEvents, untrackedEvents, leaseScopedEvents, leaseScopedApplied }, verdict);
+  const reasons = verdictReasons({ resources: digest, findings, input, writeEvents, untrackedEvents, leaseScopedEvents, leaseScopedApplied }, verdict);
 
   // Bounds a single run applies to all resources at once.
   const held = (k: keyof PartitionInfo['held']) => info.reduce((a, p) => a + p.held[k], 0);
@@ -211,7 +210,7 @@ export function mergeReports(given: readonly Report[], names?: readonly string[]
       possibleBySeverity,
       byRule,
       resources: resources.length,
-      byReadiness: byReadinessCount,
+      byReadiness: digest.byReadiness,
       untrackedEvents,
     },
     findings,
@@ -283,14 +282,11 @@ function mergeTimelines(report: Report, reports: readonly Report[], opts: NonNul
     for (const t of r.timelines) views.set(t.resource, t);
     for (const u of r.partition!.uncaptured ?? []) uncaptured.add(u);
   });
-  const wanted = report.resources
-    .filter((r) => opts.all || opts.resources !== null || r.findings > 0)
-    .filter((r) => opts.resources === null || opts.resources.includes(r.resource))
-    .sort(byReadiness);
+  const { drawn, wanted } = drawnResources(report.resources, opts.all, opts.resources, opts.maxResources);
   const pointers = findingPointers(report.findings);
   const timelines: ResourceTimelineView[] = [];
   let missed = 0;
-  for (const r of wanted.slice(0, opts.maxResources)) {
+  for (const r of drawn) {
     const view = views.get(r.resource);
     if (view === undefined) {
       if (!uncaptured.has(r.resource)) throw new MergeError(`no partition has the timeline of ${r.resource} (the reports are damaged)`);
@@ -305,5 +301,23 @@ function mergeTimelines(report: Report, reports: readonly Report[], opts: NonNul
     timelines.push({ ...view, events });
   }
   report.timelines = timelines;
-  report.timelinesOmitted = Math.max(0, wanted.length - opts.maxResources) + missed;
+  report.timelinesOmitted = Math.max(0, wanted - opts.maxResources) + missed;
+}
+
+/**
+ * The resources whose timelines a report draws: every one (`all`), the named ones (`only`), or
+ * those with findings; worst first, at most `max` (`drawn`), and how many were wanted in all.
+ * One pass, keeping no more than `max` (the resources may be made as they are walked).
+ */
+export function drawnResources(resources: Iterable<ResourceSummary>, all: boolean, only: readonly string[] | null | undefined, max: number): { drawn: ResourceSummary[]; wanted: number } {
+  let wanted = 0;
+  function* chosen(): Generator<ResourceSummary> {
+    for (const r of resources) {
+      if (only !== null && only !== undefined ? !only.includes(r.resource) : !all && r.findings === 0) continue;
+      wanted++;
+      yield r;
+    }
+  }
+  const drawn = worstResources(chosen(), max);
+  return { drawn, wanted };
 }

@@ -28,3 +28,13 @@ export function* joinLines(lines: Iterable<string>): Generator<string> {
     yield line;
   }
 }
+
+/**
+ * A report's value as a list written element by element: an array, or its `resources` (which may
+ * be made as they are walked, ResourceSummaries); undefined for any other value.
+ */
+export function listOf(key: string, value: unknown): (Iterable<unknown> & { readonly length: number }) | undefined {
+  if (Array.isArray(value)) return value;
+  if (key === 'resources' && value !== null && typeof value === 'object' && Symbol.iterator in value) return value as Iterable<unknown> & { readonly length: number };
+  return undefined;
+}

@@ -3,7 +3,7 @@
  * log line of the decisive evidence. GitHub shows 10 errors and 10 warnings per step, so the most
  * severe are printed first, up to a cap per level, and a notice says how many were left out.
  */
-import type { Finding, Report } from '../model/report.js';
+import type { Finding, ReportView } from '../model/report.js';
 import { bySeverity } from '../model/policy.js';
 import { gather } from './chunks.js';
 import { escapeGithubData, escapeGithubProperty, escapeTerminal } from './escape.js';
@@ -17,16 +17,16 @@ export interface GithubOptions {
 
 const LEVEL = { error: 'error', warning: 'warning', info: 'notice' } as const;
 
-export function renderGithub(report: Report, options: GithubOptions = {}): string {
+export function renderGithub(report: ReportView, options: GithubOptions = {}): string {
   return [...renderGithubChunks(report, options)].join('');
 }
 
 /** The same annotations in pieces of bounded size (a story is written line by line). */
-export function renderGithubChunks(report: Report, options: GithubOptions = {}): Generator<string> {
+export function renderGithubChunks(report: ReportView, options: GithubOptions = {}): Generator<string> {
   return gather(githubPieces(report, options));
 }
 
-function* githubPieces(report: Report, options: GithubOptions): Generator<string> {
+function* githubPieces(report: ReportView, options: GithubOptions): Generator<string> {
   const max = options.maxPerLevel ?? 10;
   const count = { error: 0, warning: 0, notice: 0 };
   let left = 0;

@@ -7,7 +7,7 @@
  * inflates it with the browser's DecompressionStream): a big incident stays a few MB.
  */
 import { gzipSync } from 'node:zlib';
-import { byReadiness, type Finding, type Report, type ResourceSummary, type ResourceTimelineView } from '../model/report.js';
+import { byReadiness, type Finding, type ReportView, type ResourceSummary, type ResourceTimelineView } from '../model/report.js';
 import { picture, type Picture } from './picture.js';
 import { renderStory } from './story.js';
 
@@ -157,14 +157,21 @@ function* cardJson(card: Card, notDrawn: string, texts: RuleTexts, height: (h: n
 }
 
 /** The cards of a report: each drawn resource, then each other resource with listed findings; worst first. */
-export function cardsOf(report: Report): Card[] {
+export function cardsOf(report: ReportView): Card[] {
   const byResource = new Map<string, Finding[]>();
   for (const f of report.findings) {
     let list = byResource.get(f.resource);
     if (list === undefined) byResource.set(f.resource, (list = []));
     list.push(f);
   }
-  const summaries = new Map(report.resources.map((r) => [r.resource, r]));
+  // One pass over the resources, keeping only the summaries of those drawn or with findings.
+  const drawn = new Set((report.timelines ?? []).map((v) => v.resource));
+  const summaries = new Map<string, ResourceSummary>();
+  const rest: ResourceSummary[] = [];
+  for (const r of report.resources) {
+    if (drawn.has(r.resource)) summaries.set(r.resource, r);
+    else if (byResource.has(r.resource)) rest.push(r);
+  }
   const cards: Card[] = [];
   const seen = new Set<string>();
   for (const view of report.timelines ?? []) {
@@ -172,7 +179,6 @@ export function cardsOf(report: Report): Card[] {
     seen.add(view.resource);
     cards.push({ id: `r${cards.length + 1}`, summary, view, findings: byResource.get(view.resource) ?? [] });
   }
-  const rest = report.resources.filter((r) => !seen.has(r.resource) && byResource.has(r.resource));
   for (const r of rest.sort(byReadiness)) {
     seen.add(r.resource);
     cards.push({ id: `r${cards.length + 1}`, summary: r, findings: byResource.get(r.resource)! });

@@ -9,7 +9,7 @@
  * what was left out, readiness, input health) goes through escapeHtml.
  */
 import { createHash } from 'node:crypto';
-import { byReadiness, READINESS, SEVERITIES, type Report } from '../model/report.js';
+import { READINESS, SEVERITIES, worstResources, type ReportView, type ResourceSummary } from '../model/report.js';
 import { SCRIPT } from '../generated/html-page.js';
 import { gather } from './chunks.js';
 import { escapeHtml as h } from './escape.js';
@@ -20,12 +20,12 @@ import { GEOMETRY } from './picture.js';
 /** Readiness rows written in the page (the cards and the JSON report have every resource). */
 const READINESS_ROWS = 200;
 
-export function renderHtml(report: Report): string {
+export function renderHtml(report: ReportView): string {
   return [...renderHtmlChunks(report)].join('');
 }
 
 /** The same HTML in pieces of bounded size: a card, a row, a slice of a data block at a time. */
-export function renderHtmlChunks(report: Report): Generator<string> {
+export function renderHtmlChunks(report: ReportView): Generator<string> {
   return gather(htmlPieces(report));
 }
 
@@ -37,9 +37,10 @@ export function contentSecurityPolicy(): string {
   return csp;
 }
 
-function* htmlPieces(report: Report): Generator<string> {
+function* htmlPieces(report: ReportView): Generator<string> {
   const s = report.summary;
   const cards = cardsOf(report);
+  const facts = resourceFacts(report);
   const cardOf = new Map(cards.map((c) => [c.summary.resource, c.id]));
   yield `<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -56,7 +57,7 @@ function* htmlPieces(report: Report): Generator<string> {
     for (const r of s.reasons) yield `<li>${h(r.message)}</li>`;
     yield `</ul>`;
   }
-  const left = leftOut(report, cards.filter((c) => c.view !== undefined && c.view.omitted > 0).length);
+  const left = leftOut(report, facts, cards.filter((c) => c.view !== undefined && c.view.omitted > 0).length);
   if (left.length > 0) {
     yield `\n<div class="left-out" id="left-out"><b>Left out of this page:</b><ul>`;
     for (const l of left) yield `<li>${l}</li>`;
@@ -66,17 +67,16 @@ function* htmlPieces(report: Report): Generator<string> {
 <nav><b>Index:</b> <a href="#readiness">Readiness</a> · <a href="#incidents">Resources and findings</a> · <a href="#input">Input health</a></nav></header>`;
 
   yield `\n<section id="readiness"><h2>Readiness</h2><div class="scroll"><table><thead><tr><th>resource</th><th>readiness</th><th>highest accepted token</th><th>findings</th><th>why</th></tr></thead><tbody>`;
-  const resources = report.resources.slice().sort(byReadiness);
-  for (const r of resources.slice(0, READINESS_ROWS)) {
+  for (const r of facts.worst) {
     const id = cardOf.get(r.resource);
     const name = id !== undefined ? `<a href="#${id}">${h(r.resource)}</a>` : h(r.resource);
     yield `\n<tr><td class="nw">${name}</td><td class="v-${r.readiness}">${r.readiness}</td><td class="nw">${h(r.highestAcceptedToken ?? '–')}</td><td>${r.findings}</td><td>${h(r.reason)}</td></tr>`;
   }
-  yield `\n</tbody></table></div>${resources.length > READINESS_ROWS ? `<p class="note">${resources.length - READINESS_ROWS} more resources are not listed here (the JSON report lists every one; resources with findings have their cards below).</p>` : ''}</section>`;
+  yield `\n</tbody></table></div>${report.resources.length > READINESS_ROWS ? `<p class="note">${report.resources.length - READINESS_ROWS} more resources are not listed here (the JSON report lists every one; resources with findings have their cards below).</p>` : ''}</section>`;
 
   yield `\n<section id="incidents"><h2>Resources and findings</h2>`;
   yield `\n<noscript><p class="warn">This page draws its timelines and findings with its own inline script, which is not running here. Open the file in a browser with scripts allowed, or read the same findings with <code>--format markdown</code>.</p></noscript>`;
-  yield filters(report, cards.length);
+  yield filters(report, facts, cards.length);
   yield LEGEND;
   if (cards.length === 0) yield `\n<p class="note">No resource to show: no findings${report.timelines === undefined ? '' : ', and only resources with findings are drawn (use --all-resources to draw every resource)'}.</p>`;
   yield `\n<div id="cards" data-cards="${cards.length}"></div></section>`;
@@ -98,7 +98,7 @@ function* htmlPieces(report: Report): Generator<string> {
 }
 
 /** Input files by their base names, when no two share one (the full path stays in the title and the tooltip). */
-function shortNames(report: Report): Record<string, string> {
+function shortNames(report: ReportView): Record<string, string> {
   const base = (f: string) => f.slice(f.lastIndexOf('/') + 1);
   const names = report.input.files.map((f) => f.file);
   const bases = new Set(names.map(base));
@@ -106,8 +106,29 @@ function shortNames(report: Report): Record<string, string> {
   return Object.fromEntries(names.filter((f) => base(f) !== f && base(f) !== '').map((f) => [f, base(f)]));
 }
 
+/** What the page says of the resources, from one pass over them: the readiness table's rows, how many have no finding, how many have each readiness. */
+interface ResourceFacts {
+  worst: ResourceSummary[];
+  quiet: number;
+  readiness: Map<string, number>;
+}
+
+function resourceFacts(report: ReportView): ResourceFacts {
+  let quiet = 0;
+  const readiness = new Map<string, number>();
+  function* counted(): Generator<ResourceSummary> {
+    for (const r of report.resources) {
+      if (r.findings === 0) quiet++;
+      readiness.set(r.readiness, (readiness.get(r.readiness) ?? 0) + 1);
+      yield r;
+    }
+  }
+  const worst = worstResources(counted(), READINESS_ROWS);
+  return { worst, quiet, readiness };
+}
+
 /** Everything the page leaves out, each with the option that would bring it in. */
-function leftOut(report: Report, thinned: number): string[] {
+function leftOut(report: ReportView, facts: ResourceFacts, thinned: number): string[] {
   const out: string[] = [];
   const s = report.summary;
   if (s.findingsOmitted > 0) out.push(`${s.findingsOmitted} more finding${s.findingsOmitted === 1 ? ' is' : 's are'} not listed (raise --max-findings); ${report.findings.length} are.`);
@@ -115,7 +136,7 @@ function leftOut(report: Report, thinned: number): string[] {
   if (omitted > 0) out.push(`${omitted} more resource${omitted === 1 ? ' is' : 's are'} not drawn (raise --max-drawn). Their findings are still listed.`);
   if (report.timelines !== undefined) {
     const drawn = report.timelines.length + omitted;
-    const quiet = report.resources.filter((r) => r.findings === 0).length;
+    const quiet = facts.quiet;
     const cited = new Set(report.findings.map((f) => f.resource));
     const quietDrawn = report.timelines.filter((t) => !cited.has(t.resource)).length;
     // None drawn and none past the cap: --all-resources was off.
@@ -127,7 +148,7 @@ function leftOut(report: Report, thinned: number): string[] {
   return out;
 }
 
-function filters(report: Report, cards: number): string {
+function filters(report: ReportView, facts: ResourceFacts, cards: number): string {
   const count = (key: 'rule' | 'severity' | 'certainty') => {
     const m = new Map<string, number>();
     for (const f of report.findings) m.set(f[key], (m.get(f[key]) ?? 0) + 1);
@@ -137,8 +158,7 @@ function filters(report: Report, cards: number): string {
     const keys = order !== undefined ? order.filter((k) => m.has(k)) : [...m.keys()].sort();
     return keys.map((k) => `<option value="${h(k)}">${h(k)} (${m.get(k)})</option>`).join('');
   };
-  const readiness = new Map<string, number>();
-  for (const r of report.resources) readiness.set(r.readiness, (readiness.get(r.readiness) ?? 0) + 1);
+  const readiness = facts.readiness;
   return `\n<form id="filters" class="controls" hidden role="search" aria-label="Filter resources and findings">
 <label>Rule <select name="rule"><option value="">all</option>${opts(count('rule'))}</select></label>
 <label>Severity <select name="severity"><option value="">all</option>${opts(count('severity'), SEVERITIES)}</select></label>

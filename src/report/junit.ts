@@ -7,13 +7,13 @@
  * includePossible), and with requireTested an untested or unconfirmed resource fails too, as
  * the exit code does.
  */
-import type { Finding, Report } from '../model/report.js';
+import type { Finding, ReportView } from '../model/report.js';
 import { atOrAbove, DEFAULT_POLICY, exitCodeFor, isFailing, type FailPolicy } from '../model/policy.js';
 import { gather } from './chunks.js';
 import { escapeXml as x } from './escape.js';
 import { renderStory } from './story.js';
 
-export function renderJunit(report: Report, policy: FailPolicy = DEFAULT_POLICY): string {
+export function renderJunit(report: ReportView, policy: FailPolicy = DEFAULT_POLICY): string {
   return [...renderJunitChunks(report, policy)].join('');
 }
 
@@ -21,14 +21,15 @@ export function renderJunit(report: Report, policy: FailPolicy = DEFAULT_POLICY)
  * The same XML in pieces of bounded size. The suite's counts come before its testcases, so the
  * testcases are walked twice: once to count them, once to write them.
  */
-export function renderJunitChunks(report: Report, policy: FailPolicy = DEFAULT_POLICY): Generator<string> {
+export function renderJunitChunks(report: ReportView, policy: FailPolicy = DEFAULT_POLICY): Generator<string> {
   return gather(junitPieces(report, policy));
 }
 
-function* junitPieces(report: Report, policy: FailPolicy): Generator<string> {
+function* junitPieces(report: ReportView, policy: FailPolicy): Generator<string> {
   let tests = 0;
   let failures = 0;
-  for (const c of testcases(report, policy, false)) {
+  const order = { increasing: true };
+  for (const c of testcases(report, policy, false, order)) {
     tests++;
     if (c.failed) failures++;
   }
@@ -48,7 +49,7 @@ function* junitPieces(report: Report, policy: FailPolicy): Generator<string> {
     `  <testsuite name="stalewrite" tests="${tests}" failures="${failures}" errors="0" skipped="0" time="0">\n` +
     `    <properties>\n${props}\n    </properties>\n`;
   let first = true;
-  for (const c of testcases(report, policy, true)) {
+  for (const c of testcases(report, policy, true, order)) {
     if (!first) yield '\n';
     first = false;
     yield* c.text;
@@ -62,8 +63,11 @@ interface Testcase {
   text: Iterable<string>;
 }
 
-/** The testcases in order; with `write` false only whether each fails (names and bodies are not built). */
-function* testcases(report: Report, policy: FailPolicy, write: boolean): Generator<Testcase> {
+/**
+ * The testcases in order; with `write` false only whether each fails (names and bodies are not
+ * built), and whether the resources' keys are strictly increasing (`order`, for the walk that writes).
+ */
+function* testcases(report: ReportView, policy: FailPolicy, write: boolean, order: { increasing: boolean }): Generator<Testcase> {
   const groups = new Map<string, Finding[]>();
   for (const f of report.findings) {
     const key = `${f.rule}\u0000${f.resource}`;
@@ -74,11 +78,12 @@ function* testcases(report: Report, policy: FailPolicy, write: boolean): Generat
   let failures = 0;
   // Uniqueness holds on the names as written (escaped): `a\u0001` and a literal `a\u{1}` escape alike.
   const names = new Set<string>();
-  const unique = (name: string) => {
+  // `later` false: no name made later can be this one unless it is kept (see the resources' loop).
+  const unique = (name: string, later = true) => {
     const escaped = x(name);
     let n = escaped;
     for (let i = 2; names.has(n); i++) n = `${escaped} (${i})`;
-    names.add(n);
+    if (later || n !== escaped || escaped.includes('\\u{')) names.add(n);
     return n;
   };
   const none: string[] = [];
@@ -113,7 +118,12 @@ function* testcases(report: Report, policy: FailPolicy, write: boolean): Generat
     yield { failed: failing.length > 0 || uncertain.length > 0, text: body(open, list, close) };
   }
   const v = report.summary.verdict;
+  let previous: string | undefined;
   for (const r of report.resources) {
+    if (!write) {
+      if (previous !== undefined && !(previous < r.resource)) order.increasing = false;
+      previous = r.resource;
+    }
     // A violated or inconclusive resource fails even when none of its findings is listed
     // (--max-findings) or judged (--rule): JUnit fails when the exit code does.
     let failure: { type: string; message: string } | undefined;
@@ -130,7 +140,11 @@ function* testcases(report: Report, policy: FailPolicy, write: boolean): Generat
       yield { failed: failure !== undefined, text: none };
       continue;
     }
-    const name = unique(`readiness of ${r.resource}: ${r.readiness}`);
+    // Of distinct keys (strictly increasing), two readiness names are written alike only when an
+    // invalid character was made visible (`\u{1}`) or one holds that text: only those, and names
+    // that took a number, are kept to compare with later ones (a million resources, a million names
+    // otherwise). The findings' names, all made before, are kept; the summary's cannot be one of these.
+    const name = unique(`readiness of ${r.resource}: ${r.readiness}`, !order.increasing);
     if (failure !== undefined) {
       yield { failed: true, text: [`    <testcase classname="stalewrite.readiness" name="${name}" time="0">\n      <failure type="${x(failure.type)}" message="${x(failure.message)}">${x(r.reason)}</failure>\n    </testcase>`] };
     } else yield { failed: false, text: [`    <testcase classname="stalewrite.readiness" name="${name}" time="0">\n      <system-out>${x(r.reason)}</system-out>\n    </testcase>`] };

@@ -1,5 +1,5 @@
 /** A postmortem-ready Markdown report: summary, readiness, findings by rule with stories, input health. */
-import { byReadiness, type EvidenceItem, type Finding, type Report } from '../model/report.js';
+import { worstResources, type EvidenceItem, type Finding, type ReportView } from '../model/report.js';
 import { escapeMarkdown as md, escapeTerminal, markdownFence } from './escape.js';
 import { gather, joinLines } from './chunks.js';
 import { readinessCounts, reasonLines } from './headline.js';
@@ -19,18 +19,18 @@ export interface MarkdownOptions {
 }
 
 
-export function renderMarkdown(report: Report, options: MarkdownOptions = {}): string {
+export function renderMarkdown(report: ReportView, options: MarkdownOptions = {}): string {
   return [...renderMarkdownChunks(report, options)].join('');
 }
 
 /** The same Markdown in pieces of bounded size, gathered from its lines. */
-export function renderMarkdownChunks(report: Report, options: MarkdownOptions = {}): Generator<string> {
+export function renderMarkdownChunks(report: ReportView, options: MarkdownOptions = {}): Generator<string> {
   checkWhole(options as Readonly<Record<string, unknown>>, [['maxDiagrams', 0]]);
   return gather(joinLines(markdownLines(report, options)));
 }
 
 /** The report's lines (joined with newlines; the last is empty, so the text ends with one). */
-function* markdownLines(report: Report, options: MarkdownOptions): Generator<string> {
+function* markdownLines(report: ReportView, options: MarkdownOptions): Generator<string> {
   const s = report.summary;
   yield* [`# stalewrite report: ${s.verdict.toUpperCase()}`, ''];
   yield* [
@@ -59,12 +59,11 @@ function* markdownLines(report: Report, options: MarkdownOptions): Generator<str
     '',
   ];
   const max = options.maxResources ?? 100;
-  const sorted = report.resources.slice().sort(byReadiness);
   yield* ['| resource | readiness | highest accepted token | writes accepted / stale-rejected / other | findings | why |', '|---|---|---|---|---|---|'];
-  for (const r of sorted.slice(0, max)) {
+  for (const r of worstResources(report.resources, max)) {
     yield `| ${md(r.resource)} | **${r.readiness}** | ${r.highestAcceptedToken ?? '–'} | ${r.writes.accepted} / ${r.writes.rejectedStaleFence} / ${r.writes.rejectedOther} | ${r.findings} | ${md(r.reason)} |`;
   }
-  if (sorted.length > max) yield* ['', `${sorted.length - max} more resources are not listed (see the JSON report).`];
+  if (report.resources.length > max) yield* ['', `${report.resources.length - max} more resources are not listed (see the JSON report).`];
   yield '';
 
   if (report.findings.length > 0) {

@@ -1,6 +1,6 @@
 /** The terminal report: findings, per-resource readiness and input health, as cli-table3 tables. */
 import Table from 'cli-table3';
-import { byReadiness, type Finding, type Readiness, type Report, type ResourceSummary } from '../model/report.js';
+import { worstResources, type Finding, type Readiness, type ReportView, type ResourceSummary } from '../model/report.js';
 import { gather, joinLines } from './chunks.js';
 import { escapeTerminal as t } from './escape.js';
 import { readinessCounts, reasonLines } from './headline.js';
@@ -23,7 +23,7 @@ export interface TableOptions {
 }
 
 
-export function renderTable(report: Report, options: TableOptions): string {
+export function renderTable(report: ReportView, options: TableOptions): string {
   return [...renderTableChunks(report, options)].join('');
 }
 
@@ -34,12 +34,12 @@ export function renderTable(report: Report, options: TableOptions): string {
  * MAX_CELL characters (an evidence cell has a
  * line pair per evidence item of its finding).
  */
-export function renderTableChunks(report: Report, options: TableOptions): Generator<string> {
+export function renderTableChunks(report: ReportView, options: TableOptions): Generator<string> {
   return gather(joinLines(tableLines(report, options)));
 }
 
 /** The report's lines (joined with newlines; the last is empty, so the text ends with one). */
-function* tableLines(report: Report, options: TableOptions): Generator<string> {
+function* tableLines(report: ReportView, options: TableOptions): Generator<string> {
   const c = colors(options.color);
   const style = options.color ? {} : { head: [] as string[], border: [] as string[] };
   const s = report.summary;
@@ -74,14 +74,14 @@ function* tableLines(report: Report, options: TableOptions): Generator<string> {
   }
 
   const max = options.maxResources ?? 50;
-  const sorted = report.resources.slice().sort(byReadiness);
-  if (sorted.length > 0) {
+  const total = report.resources.length;
+  if (total > 0) {
     const head = ['resource', 'readiness', 'highest token', 'writes\nacc/stale/other', 'why'];
-    const rows = sorted.slice(0, max).map(resourceRow);
+    const rows = worstResources(report.resources, max).map(resourceRow);
     const table = new Table({ head, style, ...fit(options.width, [head, ...rows], [0, 4]) });
     for (const r of rows) table.push([r[0]!, c.verdict(r[1] as Readiness, r[1]!), ...r.slice(2)]);
     yield table.toString();
-    if (sorted.length > max) yield `… ${sorted.length - max} more resources (see --format json)`;
+    if (total > max) yield `… ${total - max} more resources (see --format json)`;
     yield '';
   }
 

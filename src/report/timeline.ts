@@ -3,11 +3,11 @@
  * relative times, the highest accepted token as it evolves, and markers on the events that
  * findings point at. Returns raw text: the caller escapes it for the terminal.
  */
-import type { Report } from '../model/report.js';
+import type { ReportView } from '../model/report.js';
 import { eventText, relative } from './story.js';
 import { minOf, maxOf } from '../model/stats.js';
 
-export function renderTimeline(report: Report, resource: string): string[] {
+export function renderTimeline(report: ReportView, resource: string): string[] {
   const view = report.timelines?.find((t) => t.resource === resource);
   if (view === undefined || view.events.length === 0) return [];
   const byId = new Map(report.findings.map((f) => [f.id, f]));
