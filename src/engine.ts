@@ -523,7 +523,8 @@ export class Engine {
     const t = store.view(0);
     for (let i = 0; i < n; i++) {
       t.id = store.idOf(names[i]!);
-      out[i] = summarise(t);
+      // (The name as sorted: the store keeps names as bytes, and would build each again.)
+      out[i] = summarise(t, names[i]!);
     }
     return out;
   }
@@ -742,12 +743,12 @@ export function toEvidence(ref: EvidenceRef, lines?: LineReader): EvidenceItem {
   return item;
 }
 
-function summarise(t: ResourceTimeline): ResourceSummary {
+function summarise(t: ResourceTimeline, resource = t.resource): ResourceSummary {
   const { readiness, reason } = readinessOf(t);
   // The token's double, when it is one: small tokens have one text each, without a BigInt.
   const key = t.highestTokenKey;
   return {
-    resource: t.resource,
+    resource,
     readiness,
     reason,
     highestAcceptedToken: Number.isNaN(key) ? null : key >= 0 && key < SMALL_TOKEN_TEXTS ? smallTokenText(key) : t.highestToken!.toString(),

@@ -210,6 +210,22 @@ describe('operation index', () => {
   });
 });
 
+describe('resource names kept as bytes', () => {
+  it('give back every name exactly and are found by name', () => {
+    const store = new TimelineStore();
+    const names = ['b', 'a', 'ab', 'a\u00ff', 'a\u0100x', 'z'.repeat(100), '', 'A', '\u00e9t\u00e9', 'res-10', 'res-9', 'res-1', 'x'.repeat(61), 'x'.repeat(62), 'x'.repeat(63), '\u{1f512}lock', 'ab\u0000'];
+    for (const n of names) store.add(n);
+    names.forEach((n, id) => {
+      expect(store.name(id)).toBe(n);
+      expect(store.idOf(n)).toBe(id);
+    });
+    expect(store.idOf('res-2')).toBe(-1);
+    expect(store.idOf('a\u0100')).toBe(-1);
+    // Asked in turn, each name is right (name() keeps the last).
+    expect(store.name(1) + store.name(0) + store.name(1)).toBe('aba');
+  });
+});
+
 describe('identifiers kept as code units', () => {
   it('gives back every string exactly, at each block size and past it, and reuses freed blocks', () => {
     const texts = new Texts();

@@ -429,7 +429,7 @@ const E_NEXT = 2;
 /** packMeta (bits 0-8) and the count of holders (from bit 9). */
 const E_META = 3;
 const E_LINE = 4;
-/** The resource's id in the store (names). */
+/** The resource's id in the store (name()). */
 const E_RESOURCE = 5;
 /** Texts handles. */
 const E_LEASE = 6;
@@ -451,7 +451,7 @@ export interface SharedStrings {
  * same LockEvent when built back (`event()`). Records are allocated and freed by the state that
  * holds them (a free list), and counted: the same event kept twice in a row (by the operation
  * index, then as its resource's highest write) is one record. `next` links records into short
- * lists for their holder. A record names its resource by id (`names` gives the name).
+ * lists for their holder. A record names its resource by id (`name` gives the name).
  */
 export class EventPool {
   private readonly f: Float64Array<ArrayBuffer>[] = [];
@@ -472,8 +472,8 @@ export class EventPool {
   live = 0;
 
   constructor(
-    /** Resource names by id. */
-    private readonly names: readonly string[],
+    /** A resource's name by id. */
+    private readonly name: (id: number) => string,
     readonly origins: Origins = new Origins(),
     readonly texts: Texts = new Texts(),
     readonly owners: StringTable = new StringTable(),
@@ -702,7 +702,7 @@ export class EventPool {
     return new KeptEvent(
       f[fo + E_TS]!,
       odd !== undefined && (m & 7) === 7 ? (odd.type as EventType) : typeOf(m),
-      this.names[i[io + E_RESOURCE]!]!,
+      this.name(i[io + E_RESOURCE]!),
       this.owners.get(i[io + E_OWNER]!),
       this.texts.get(i[io + E_LEASE]!),
       this.texts.get(i[io + E_OPERATION]!),

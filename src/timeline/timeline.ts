@@ -173,7 +173,16 @@ export class TimelineStore {
   /** Kept events: the highest accepted write of each resource, lease ends that need a record of their own. */
   readonly events: EventPool;
   readonly origins: Origins;
-  private readonly names: string[] = [];
+  /**
+   * Resource names by id: as bytes (a Texts handle each, in pages), not strings: a string per
+   * resource would be an object on the heap for the whole run. name() builds one when asked (the
+   * last one is kept: a run of events of one resource asks for it again and again).
+   */
+  private readonly nameTexts = new Texts();
+  private readonly nameIds: Int32Array<ArrayBuffer>[] = [];
+  private resources = 0;
+  private namedId = -1;
+  private namedAs = '';
   /**
    * Resource ids by name: open addressing over id + 1 (0 for empty), at most half full, keyed by
    * each name's hash (kept per id); no Map entry per resource.
@@ -215,11 +224,11 @@ export class TimelineStore {
     this.origins = new Origins();
     this.texts = new Texts();
     this.owners = new StringTable();
-    this.events = new EventPool(this.names, this.origins, this.texts, this.owners);
+    this.events = new EventPool((id) => this.name(id), this.origins, this.texts, this.owners);
   }
 
   get size(): number {
-    return this.names.length;
+    return this.resources;
   }
 
   /** The id of a resource, or -1. */
@@ -245,7 +254,7 @@ export class TimelineStore {
       const e = table[p]!;
       if (e === 0) return -1;
       const id = e - 1;
-      if (this.hashes[id >>> PAGE_BITS]![id & PAGE_MASK] === h && this.names[id] === resource) return id;
+      if (this.hashes[id >>> PAGE_BITS]![id & PAGE_MASK] === h && this.nameTexts.is(this.nameIds[id >>> PAGE_BITS]![id & PAGE_MASK]!, resource)) return id;
     }
   }
 
@@ -259,13 +268,18 @@ export class TimelineStore {
   }
 
   name(id: number): string {
-    return this.names[id]!;
+    if (id !== this.namedId) {
+      this.namedAs = this.nameTexts.get(this.nameIds[id >>> PAGE_BITS]![id & PAGE_MASK]!)!;
+      this.namedId = id;
+    }
+    return this.namedAs;
   }
 
   /** Add a resource (its name as state keeps it: detached from any line); returns its id. */
   add(resource: string): number {
-    const id = this.names.length;
-    this.names.push(resource);
+    const id = this.resources++;
+    reserveI32(this.nameIds, 1, id);
+    this.nameIds[id >>> PAGE_BITS]![id & PAGE_MASK] = this.nameTexts.put(resource);
     reserveI32(this.hashes, 1, id);
     const h = hashString(resource, 0);
     this.hashes[id >>> PAGE_BITS]![id & PAGE_MASK] = h;
