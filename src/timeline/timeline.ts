@@ -1255,9 +1255,14 @@ export class Lease {
     private readonly store: TimelineStore,
     /** The lease's slot in the store. */
     readonly slot: number,
-    private readonly resource: string,
+    /** The resource's id in the store (its name is built when an event or an error needs it). */
+    private readonly resourceId: number,
   ) {
     this.id = store.serial(slot);
+  }
+
+  private get resource(): string {
+    return this.store.name(this.resourceId);
   }
 
   /**
@@ -1331,7 +1336,7 @@ export class Lease {
   /** The lease granted before this one on the resource, when the timeline keeps it. */
   get older(): Lease | undefined {
     const o = this.store.older(this.at());
-    return o === -1 ? undefined : new Lease(this.store, o, this.resource);
+    return o === -1 ? undefined : new Lease(this.store, o, this.resourceId);
   }
 
   /**
@@ -1522,7 +1527,7 @@ export class ResourceTimeline {
   }
 
   private lease(s: number): Lease {
-    return new Lease(this.store, s, this.store.name(this.id));
+    return new Lease(this.store, s, this.id);
   }
 
   /** The leases kept, oldest first (a copy, for inspection). */
