@@ -363,6 +363,19 @@ describe('summary records of idle resources', () => {
       r('v', 40, 'write', { ownerId: 'C', fenceToken: 7n }),
       r('v', 50, 'write', { ownerId: 'C' }),
     ],
+    // Numbers each side of one-byte varints: owner and (file, source) ids past 127; a highest write under the older lease, before the newest grant, at a fraction of a millisecond; ttls unlike the run's first, none, 2^40.
+    'a highest write under an older lease, many owners and sources, fractional times, odd ttls': [
+      ...Array.from({ length: 140 }, (_, k) => r(`m${k}`, 2 * k, 'acquire', { ownerId: `o${k}`, leaseId: `m${k}-a`, fenceToken: 1n, ttlMs: 100, source: `s${k}` })),
+      ...Array.from({ length: 140 }, (_, k) => r(`m${k}`, 300 + 2 * k, 'release', { ownerId: `o${k}`, leaseId: `m${k}-a`, source: `s${k}` })),
+      r('o', 1000, 'acquire', { ownerId: 'o139', leaseId: 'o-a', fenceToken: 5n, ttlMs: 7, source: 's139', ts: T0 + 1000.25 }),
+      r('o', 1001, 'write', { ownerId: 'o139', leaseId: 'o-a', fenceToken: 5n, source: 's139', ts: T0 + 1001.5 }),
+      r('o', 1002, 'acquire', { ownerId: 'o138', leaseId: 'o-b', fenceToken: 4n, source: 's138' }),
+      r('o', 1003, 'release', { ownerId: 'o139', leaseId: 'o-a', source: 's139' }),
+      r('o', 1004, 'release', { ownerId: 'o138', leaseId: 'o-b', fenceToken: 4n, source: 's138' }),
+      r('o', 1005, 'acquire', { ownerId: 'o137', leaseId: 'o-c', fenceToken: 6n, ttlMs: 2 ** 40, source: 's137' }),
+      r('o', 1006, 'write', { ownerId: 'o139', leaseId: 'o-a', fenceToken: 5n, operationId: 'o-2', source: 's139', result: 'rejected-stale-fence' }),
+      r('o', 1007, 'revoke', { ownerId: 'o137', leaseId: 'o-c', source: 's137' }),
+    ],
     'leases that end by old handles, by expiry without a name, and interleaved resources': [
       ...twoCycles('p', 0),
       ...twoCycles('q', 5),
