@@ -97,6 +97,35 @@ describe('line numbers above 2^31 and counters past 2^32', () => {
     expect(t.findings).toBe(2 ** 40);
     expect(t.events).toBe(2 ** 32 + 2);
   });
+
+  it('counters kept in a byte, then with a high part, then beside, are exact at every boundary, and each resource of a page keeps its own', () => {
+    const store = new TimelineStore();
+    const ids = Array.from({ length: 3 }, (_, k) => store.add(`r${k}`));
+    const [a, b, c] = ids as [number, number, number];
+    for (let k = 0; k < 300; k++) {
+      store.bump(a, Counter.accepted);
+      expect(store.count(a, Counter.accepted)).toBe(k + 1);
+      if (k < 254) store.bump(b, Counter.accepted);
+    }
+    // b's page has a high part now (a passed 255): b and c read the same.
+    expect(store.count(b, Counter.accepted)).toBe(254);
+    expect(store.count(c, Counter.accepted)).toBe(0);
+    for (let k = 0; k < 3; k++) store.bump(b, Counter.accepted);
+    expect(store.count(b, Counter.accepted)).toBe(257);
+    for (const start of [254, 255, 256, 511, 2 ** 32 - 2, 2 ** 40 - 4, 2 ** 40 - 2, 2 ** 40 - 1, 2 ** 53 - 3]) {
+      store.setCount(c, Counter.withoutToken, start);
+      expect(store.count(c, Counter.withoutToken)).toBe(start);
+      for (let k = 1; k <= 3; k++) {
+        store.bump(c, Counter.withoutToken);
+        expect(store.count(c, Counter.withoutToken)).toBe(start + k);
+      }
+    }
+    // Back below: kept in the typed arrays again.
+    store.setCount(c, Counter.withoutToken, 7);
+    expect(store.count(c, Counter.withoutToken)).toBe(7);
+    expect((store as unknown as { bigCounts: Map<number, number> }).bigCounts.size).toBe(0);
+    expect([a, b, c].map((id) => store.count(id, Counter.events))).toEqual([0, 0, 0]);
+  });
 });
 
 describe('lease slots', () => {
@@ -178,6 +207,22 @@ describe('operation index', () => {
       }
     }
     expect(store.events.live).toBe(max);
+  });
+});
+
+describe('resource names kept as bytes', () => {
+  it('give back every name exactly and are found by name', () => {
+    const store = new TimelineStore();
+    const names = ['b', 'a', 'ab', 'a\u00ff', 'a\u0100x', 'z'.repeat(100), '', 'A', '\u00e9t\u00e9', 'res-10', 'res-9', 'res-1', 'x'.repeat(61), 'x'.repeat(62), 'x'.repeat(63), '\u{1f512}lock', 'ab\u0000'];
+    for (const n of names) store.add(n);
+    names.forEach((n, id) => {
+      expect(store.name(id)).toBe(n);
+      expect(store.idOf(n)).toBe(id);
+    });
+    expect(store.idOf('res-2')).toBe(-1);
+    expect(store.idOf('a\u0100')).toBe(-1);
+    // Asked in turn, each name is right (name() keeps the last).
+    expect(store.name(1) + store.name(0) + store.name(1)).toBe('aba');
   });
 });
 
@@ -318,6 +363,19 @@ describe('summary records of idle resources', () => {
       r('v', 40, 'write', { ownerId: 'C', fenceToken: 7n }),
       r('v', 50, 'write', { ownerId: 'C' }),
     ],
+    // Numbers each side of one-byte varints: owner and (file, source) ids past 127; a highest write under the older lease, before the newest grant, at a fraction of a millisecond; ttls unlike the run's first, none, 2^40.
+    'a highest write under an older lease, many owners and sources, fractional times, odd ttls': [
+      ...Array.from({ length: 140 }, (_, k) => r(`m${k}`, 2 * k, 'acquire', { ownerId: `o${k}`, leaseId: `m${k}-a`, fenceToken: 1n, ttlMs: 100, source: `s${k}` })),
+      ...Array.from({ length: 140 }, (_, k) => r(`m${k}`, 300 + 2 * k, 'release', { ownerId: `o${k}`, leaseId: `m${k}-a`, source: `s${k}` })),
+      r('o', 1000, 'acquire', { ownerId: 'o139', leaseId: 'o-a', fenceToken: 5n, ttlMs: 7, source: 's139', ts: T0 + 1000.25 }),
+      r('o', 1001, 'write', { ownerId: 'o139', leaseId: 'o-a', fenceToken: 5n, source: 's139', ts: T0 + 1001.5 }),
+      r('o', 1002, 'acquire', { ownerId: 'o138', leaseId: 'o-b', fenceToken: 4n, source: 's138' }),
+      r('o', 1003, 'release', { ownerId: 'o139', leaseId: 'o-a', source: 's139' }),
+      r('o', 1004, 'release', { ownerId: 'o138', leaseId: 'o-b', fenceToken: 4n, source: 's138' }),
+      r('o', 1005, 'acquire', { ownerId: 'o137', leaseId: 'o-c', fenceToken: 6n, ttlMs: 2 ** 40, source: 's137' }),
+      r('o', 1006, 'write', { ownerId: 'o139', leaseId: 'o-a', fenceToken: 5n, operationId: 'o-2', source: 's139', result: 'rejected-stale-fence' }),
+      r('o', 1007, 'revoke', { ownerId: 'o137', leaseId: 'o-c', source: 's137' }),
+    ],
     'leases that end by old handles, by expiry without a name, and interleaved resources': [
       ...twoCycles('p', 0),
       ...twoCycles('q', 5),
@@ -427,33 +485,63 @@ describe('summary record bytes', () => {
     expect(r.pos).toBe(w.pos);
   });
 
+  const blobBytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 255);
+  const blobOf = (blobs: Blobs, h: number, n: number) => blobs.page(h).subarray(blobs.at(h), blobs.at(h) + n);
+
   it('copies the writer\'s bytes by word as it copies any bytes', () => {
     const blobs = new Blobs();
     const w = new ByteWriter();
     for (const n of [1, 4, 31, 32, 33, 95, 1000, MAX_BLOB]) {
       w.reset(0);
       for (let k = 0; k < n; k++) w.u((k * 7 + n) & 127);
-      const h = blobs.put(w.buf, w.pos, w.words);
-      const g = blobs.put(w.buf, w.pos);
-      expect(blobs.read(h).subarray(0, n)).toEqual(w.buf.subarray(0, n));
-      expect(blobs.read(g).subarray(0, n)).toEqual(w.buf.subarray(0, n));
+      const h = blobs.put(w.buf, w.pos, 1, w.words);
+      const g = blobs.put(w.buf, w.pos, 2);
+      expect(blobOf(blobs, h, n)).toEqual(w.buf.subarray(0, n));
+      expect(blobOf(blobs, g, n)).toEqual(w.buf.subarray(0, n));
     }
   });
 
-  it('keeps byte strings of any length in chained chunks, and reuses freed chunks for any length', () => {
-    const blobs = new Blobs();
-    const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed) & 255);
-    const lengths = [1, 31, 32, 33, 64, 100, 1000, MAX_BLOB];
-    const handles = lengths.map((n, k) => blobs.put(bytes(n, k), n));
-    lengths.forEach((n, k) => expect(blobs.read(handles[k]!).subarray(0, n)).toEqual(bytes(n, k)));
-    const held = blobs.bytes;
-    handles.forEach((h) => blobs.free(h));
+  it('keeps byte strings of every length in the smallest block that holds them, moves the last block of a class into a freed one, and lets empty pages go', () => {
+    // Owners: k; `handles[k]` follows each move as the store's R_NEWEST does.
+    const handles: number[] = [];
+    const blobs = new Blobs((owner, h) => (handles[owner] = h));
+    const lengths: number[] = [];
+    // Every length up to 300 (each class boundary and both sides of it), then larger ones to MAX_BLOB.
+    for (let n = 0; n <= 300; n++) lengths.push(n);
+    for (let n = 301; n <= MAX_BLOB; n = Math.ceil(n * 1.07)) lengths.push(n - 1, n);
+    lengths.push(MAX_BLOB - 1, MAX_BLOB);
+    // Many of each, so that classes span pages.
+    const all = [...lengths, ...Array.from({ length: 3000 }, (_, k) => lengths[(k * 7) % 120]!)];
+    all.forEach((n, k) => (handles[k] = blobs.put(blobBytes(n, k), n, k)));
+    const peak = blobs.pageCount;
+    /** The strings that do not read back as put (with `seed` more). */
+    const wrong = (gone: Set<number>, seed = 0) => all.filter((n, k) => !gone.has(k) && !blobOf(blobs, handles[k]!, n).every((b, i) => b === ((i * 31 + k + seed) & 255))).length;
+    expect(wrong(new Set())).toBe(0);
+    // Little unused: past the 4-byte owner, the string's length to a multiple of 4 up to 128, an eighth more past that.
+    let need = 0;
+    let small = 0;
+    for (const n of all) {
+      need += 4 + ((n + 3) & ~3);
+      if (4 + n <= 128) small += 4 + ((n + 3) & ~3);
+    }
+    expect(blobs.bytes).toBeLessThanOrEqual(small + (need - small) * 1.125);
+    // Free every other one: the rest read back the same after the moves.
+    const gone = new Set<number>();
+    for (let k = 0; k < all.length; k += 2) {
+      blobs.free(handles[k]!);
+      gone.add(k);
+    }
+    expect(wrong(gone)).toBe(0);
+    expect(blobs.live).toBe(all.length - gone.size);
+    for (let k = 1; k < all.length; k += 2) blobs.free(handles[k]!);
     expect(blobs.live).toBe(0);
     expect(blobs.bytes).toBe(0);
-    // The same total in other lengths takes no new chunk.
-    const again = [MAX_BLOB, 1000, 200, 50, 1].map((n, k) => [n, blobs.put(bytes(n, 9 + k), n)] as const);
-    for (const [n, h] of again) expect(blobs.read(h).subarray(0, n)).toEqual(bytes(n, 9 + again.findIndex((a) => a[1] === h)));
-    expect(blobs.bytes).toBeLessThanOrEqual(held);
-    expect((blobs as unknown as { size: number }).size).toBe(held / 36);
+    // At most one empty page per class stays.
+    const pages = blobs.pageCount;
+    expect(pages).toBeLessThanOrEqual(72);
+    // Used again: as many pages as the first time.
+    all.forEach((n, k) => (handles[k] = blobs.put(blobBytes(n, k + 1), n, k)));
+    expect(wrong(new Set(), 1)).toBe(0);
+    expect(blobs.pageCount).toBe(peak);
   });
 });

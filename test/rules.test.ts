@@ -1,6 +1,6 @@
 /** Rule semantics on small hand-built histories (the fixtures cover them on realistic logs). */
 import { describe, expect, it } from 'vitest';
-import { analyze, type Report } from '../src/index.js';
+import { analyze, Engine, rules, type Report } from '../src/index.js';
 import { clockUnit } from '../src/rules/clock-derived-token.js';
 import { renderStory, relative } from '../src/report/story.js';
 import type { LockEvent } from '../src/model/event.js';
@@ -198,6 +198,23 @@ describe('busy-rate-rising', () => {
   it('does not report a small rise, or a window with too few attempts', async () => {
     expect(of(await run([...attempts(0, 10, 1), ...attempts(60, 10, 3)]), 'busy-rate-rising')).toEqual([]);
     expect(of(await run([...attempts(0, 10, 1), ...attempts(60, 4, 4)]), 'busy-rate-rising')).toEqual([]);
+  });
+
+  it('counts attempts and busy answers past 65 535 in a window exactly', () => {
+    const engine = new Engine({ rules });
+    let line = 0;
+    const window = (start: number, n: number, busy: number) => {
+      for (let i = 0; i < n; i++) {
+        line++;
+        engine.push({ ts: T0 + start * 1000 + Math.floor(i / 2), type: 'acquire', resource: 'r', ownerId: 'w', result: i < busy ? 'busy' : 'failed', observer: 'authority', source: 's', file: 'f', line });
+      }
+    };
+    window(0, 70_000, 7_000);
+    window(60, 70_001, 66_000);
+    engine.finish();
+    const f = engine.findings.filter((x) => x.rule === 'busy-rate-rising');
+    expect(f).toHaveLength(1);
+    expect(f[0]!.details).toMatchObject({ baseline: { attempts: 70_000, busyShare: 0.1 }, rising: { attempts: 70_001, busyShare: Math.round((66_000 / 70_001) * 1000) / 1000 } });
   });
 
   it('window and threshold are options', async () => {

@@ -12,22 +12,64 @@ import { defineRule, type EvidenceRef, type Handler, type RuleContext } from './
  * times, keepalive gaps, TTLs, from the first busy answer).
  */
 class Windows {
+  /** Per resource (r & PAGE_MASK of page r >>> PAGE_BITS): the start of its current window (NaN until its first attempt). */
+  readonly starts: Float64Array<ArrayBuffer>[] = [];
   /**
-   * Three numbers per resource, at (r & PAGE_MASK) * 3 of page r >>> PAGE_BITS: the start of its
-   * current window (NaN until its first attempt), the window's attempts and busy answers.
+   * Per resource, at 2 × (r & PAGE_MASK): the window's attempts (ATTEMPTS) and busy answers
+   * (BUSY), 16 bits each; one that reaches SPILLED goes on in `more` (by 2 × r + which).
    */
-  readonly pages: Float64Array<ArrayBuffer>[] = [];
+  readonly counts: Uint16Array<ArrayBuffer>[] = [];
+  private readonly more = new Map<number, number>();
 
-  /** The page of resource r, made if need be. */
-  page(r: number): Float64Array<ArrayBuffer> {
-    while (r >>> PAGE_BITS >= this.pages.length) {
-      const p = new Float64Array(3 << PAGE_BITS);
-      for (let o = 0; o < p.length; o += 3) p[o] = Number.NaN;
-      this.pages.push(p);
+  /** Make room for resource r. */
+  reserve(r: number): void {
+    while (r >>> PAGE_BITS >= this.starts.length) {
+      this.starts.push(new Float64Array(1 << PAGE_BITS).fill(Number.NaN));
+      this.counts.push(new Uint16Array(2 << PAGE_BITS));
     }
-    return this.pages[r >>> PAGE_BITS]!;
+  }
+
+  /** The start of r's window (NaN before its first attempt, or when r has no room yet). */
+  start(r: number): number {
+    const p = this.starts[r >>> PAGE_BITS];
+    return p === undefined ? Number.NaN : p[r & PAGE_MASK]!;
+  }
+
+  setStart(r: number, t: number): void {
+    this.starts[r >>> PAGE_BITS]![r & PAGE_MASK] = t;
+  }
+
+  count(r: number, which: number): number {
+    const v = this.counts[r >>> PAGE_BITS]![2 * (r & PAGE_MASK) + which]!;
+    return v === SPILLED ? this.more.get(2 * r + which)! : v;
+  }
+
+  bump(r: number, which: number): void {
+    const c = this.counts[r >>> PAGE_BITS]!;
+    const o = 2 * (r & PAGE_MASK) + which;
+    const v = c[o]!;
+    if (v < SPILLED - 1) c[o] = v + 1;
+    else if (v === SPILLED - 1) {
+      c[o] = SPILLED;
+      this.more.set(2 * r + which, SPILLED);
+    } else this.more.set(2 * r + which, this.more.get(2 * r + which)! + 1);
+  }
+
+  /** A new window for r: no attempts, no busy answers. */
+  clear(r: number): void {
+    const c = this.counts[r >>> PAGE_BITS]!;
+    const o = 2 * (r & PAGE_MASK);
+    if (c[o] === SPILLED) this.more.delete(2 * r + ATTEMPTS);
+    if (c[o + 1] === SPILLED) this.more.delete(2 * r + BUSY);
+    c[o] = 0;
+    c[o + 1] = 0;
   }
 }
+
+const ATTEMPTS = 0;
+const BUSY = 1;
+/** A count that means: the count is in Windows.more. */
+const SPILLED = 0xffff;
 
 function windows(): Windows {
   return new Windows();
@@ -71,18 +113,18 @@ export const busyRateRising = defineRule<BusyMore>({
   on: {
     acquire(event, context) {
       const r = context.resourceId;
-      const w = context.state(windows).page(r);
-      const o = (r & PAGE_MASK) * 3;
+      const w = context.state(windows);
+      w.reserve(r);
       const window = context.options.busyWindowMs;
-      const start = w[o]!;
-      if (Number.isNaN(start)) w[o] = event.ts;
+      const start = w.start(r);
+      if (Number.isNaN(start)) w.setStart(r, event.ts);
       else if (event.ts >= start + window) {
-        closeWindow(context, w, o);
-        w[o] = start + Math.floor((event.ts - start) / window) * window;
+        closeWindow(context, w, r);
+        w.setStart(r, start + Math.floor((event.ts - start) / window) * window);
       }
-      w[o + 1]!++;
+      w.bump(r, ATTEMPTS);
       if (event.result === 'busy') {
-        w[o + 2]!++;
+        w.bump(r, BUSY);
         const m = context.slot();
         const kept = keep(event, context.timeline);
         m.firstBusy ??= kept;
@@ -117,11 +159,9 @@ export const busyRateRising = defineRule<BusyMore>({
     release: holdTimes,
   },
   end(context) {
-    const pages = context.state(windows).pages;
+    const w = context.state(windows);
     const r = context.resourceId;
-    const w = pages[r >>> PAGE_BITS];
-    const o = (r & PAGE_MASK) * 3;
-    if (w !== undefined && !Number.isNaN(w[o]!)) closeWindow(context, w, o);
+    if (!Number.isNaN(w.start(r))) closeWindow(context, w, r);
   },
 });
 
@@ -139,22 +179,21 @@ function addLatency(r: Reservoir, ev: LockEvent): void {
   if (typeof latency === 'number' && Number.isFinite(latency)) r.add(latency);
 }
 
-/** Judge the window that just ended (the resource's numbers at o of page w) and reset it. */
-function closeWindow(context: RuleContext<BusyMore>, w: Float64Array, o: number): void {
+/** Judge resource r's window that just ended and reset it. */
+function closeWindow(context: RuleContext<BusyMore>, w: Windows, r: number): void {
   const { busyMinAttempts, busyThreshold, busyWindowMs } = context.options;
-  const attempts = w[o + 1]!;
+  const attempts = w.count(r, ATTEMPTS);
   if (attempts >= busyMinAttempts) {
-    const share = w[o + 2]! / attempts;
+    const share = w.count(r, BUSY) / attempts;
     const m = context.slot();
     if (m.baseline === undefined) {
-      m.baseline = { share, attempts, start: w[o]!, sample: m.firstBusy };
+      m.baseline = { share, attempts, start: w.start(r), sample: m.firstBusy };
     } else if (!m.reported && share - m.baseline.share >= busyThreshold) {
       m.reported = true;
-      report(context, w[o]!, attempts, m, share, busyWindowMs);
+      report(context, w.start(r), attempts, m, share, busyWindowMs);
     }
   }
-  w[o + 1] = 0;
-  w[o + 2] = 0;
+  w.clear(r);
   const m = context.peek();
   if (m !== undefined) {
     m.firstBusy = undefined;

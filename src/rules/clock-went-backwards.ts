@@ -38,6 +38,8 @@ export const clockWentBackwards: Rule = {
   onForeign: check,
   end(context) {
     const state = context.state(create);
+    // (Most runs have none: no resource name asked for.)
+    if (state.byResource.size === 0) return;
     const list = state.byResource.get(context.timeline.resource);
     if (list === undefined) return;
     for (const s of list) report(context, s);

@@ -47,10 +47,6 @@ export function reserveI32(pages: Int32Array<ArrayBuffer>[], stride: number, r: 
   while (r >>> PAGE_BITS >= pages.length) pages.push(new Int32Array(stride << PAGE_BITS));
 }
 
-export function reserveU32(pages: Uint32Array<ArrayBuffer>[], stride: number, r: number): void {
-  while (r >>> PAGE_BITS >= pages.length) pages.push(new Uint32Array(stride << PAGE_BITS));
-}
-
 // --- Tokens --------------------------------------------------------------------------------------
 
 const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
@@ -433,7 +429,7 @@ const E_NEXT = 2;
 /** packMeta (bits 0-8) and the count of holders (from bit 9). */
 const E_META = 3;
 const E_LINE = 4;
-/** The resource's id in the store (names). */
+/** The resource's id in the store (name()). */
 const E_RESOURCE = 5;
 /** Texts handles. */
 const E_LEASE = 6;
@@ -441,6 +437,8 @@ const E_OPERATION = 7;
 /** The ownerId's id in `owners`. */
 const E_OWNER = 8;
 const META_BITS = 0x1ff;
+/** The meta a summary record's write is XORed with (an accepted write the resource logged: written as 0). */
+const USUAL_WRITE = packMeta('write', 'resource', 'accepted');
 const REF = 1 << 9;
 
 /** What a kept event may share with state that holds the same: its lease's leaseId (a handle in the Texts). */
@@ -453,7 +451,7 @@ export interface SharedStrings {
  * same LockEvent when built back (`event()`). Records are allocated and freed by the state that
  * holds them (a free list), and counted: the same event kept twice in a row (by the operation
  * index, then as its resource's highest write) is one record. `next` links records into short
- * lists for their holder. A record names its resource by id (`names` gives the name).
+ * lists for their holder. A record names its resource by id (`name` gives the name).
  */
 export class EventPool {
   private readonly f: Float64Array<ArrayBuffer>[] = [];
@@ -474,8 +472,8 @@ export class EventPool {
   live = 0;
 
   constructor(
-    /** Resource names by id. */
-    private readonly names: readonly string[],
+    /** A resource's name by id. */
+    private readonly name: (id: number) => string,
     readonly origins: Origins = new Origins(),
     readonly texts: Texts = new Texts(),
     readonly owners: StringTable = new StringTable(),
@@ -547,26 +545,30 @@ export class EventPool {
     return this.i[r >>> PAGE_BITS]![(r & PAGE_MASK) * EI + E_LEASE]!;
   }
 
-  /** A packable() record's numbers into `w` (times from `epoch`), its references with them (identifiers to let go into the writer's taken()). */
-  pack(r: number, w: ByteWriter, epoch: number): void {
+  /**
+   * A packable() record's numbers into `w` but its token (tokenKey(): the caller keeps it where
+   * it reads it without rebuilding anything), its time from `ts` and its line from `line`, its
+   * references with them (identifiers to let go into the writer's taken()). A leaseId that is
+   * `same` (a handle of the texts) is written as such.
+   */
+  pack(r: number, w: ByteWriter, ts: number, line: number, same: number): void {
     const f = this.f[r >>> PAGE_BITS]!;
     const i = this.i[r >>> PAGE_BITS]!;
     const fo = (r & PAGE_MASK) * EF;
     const io = (r & PAGE_MASK) * EI;
-    // The token first: a summary reads it without rebuilding anything (TimelineStore.highestKey).
-    w.num(f[fo + E_TOKEN]!, 0);
-    w.num(f[fo + E_TS]!, epoch);
+    w.num(f[fo + E_TS]!, ts);
     w.num(f[fo + E_TTL]!, 0);
     w.num(f[fo + E_OFFSET]!, 0);
-    w.i(i[io + E_BYTES]!);
-    w.i(i[io + E_ORIGIN]!);
-    w.i(i[io + E_META]! & META_BITS);
-    w.num(i[io + E_LINE]!, 0);
-    this.texts.pack(i[io + E_LEASE]!, w, -1);
+    w.u(i[io + E_BYTES]! + 1);
+    w.u(i[io + E_ORIGIN]!);
+    w.u((i[io + E_META]! & META_BITS) ^ USUAL_WRITE);
+    w.num(i[io + E_LINE]!, line);
+    this.texts.pack(i[io + E_LEASE]!, w, same);
     this.texts.pack(i[io + E_OPERATION]!, w, -1);
-    w.i(i[io + E_OWNER]!);
-    w.i(i[io + E_NEXT]!);
+    w.u(i[io + E_OWNER]! + 1);
+    w.u(i[io + E_NEXT]! + 1);
   }
+
 
   /** Let the slot of a record pack() wrote go (its references are the summary record's now). */
   drop(r: number): void {
@@ -582,26 +584,26 @@ export class EventPool {
     this.freeHead = r;
   }
 
-  /** A record pack() wrote, from `rd`, of resource `resource`, in a new slot; returns it. */
-  unpack(rd: ByteReader, resource: number, epoch: number): number {
+  /** A record pack() wrote (with `ts`, `line` and `same`), from `rd`, of resource `resource`, with token key `token`, in a new slot; returns it. */
+  unpack(rd: ByteReader, resource: number, token: number, ts: number, line: number, same: number): number {
     const r = this.alloc();
     const f = this.f[r >>> PAGE_BITS]!;
     const i = this.i[r >>> PAGE_BITS]!;
     const fo = (r & PAGE_MASK) * EF;
     const io = (r & PAGE_MASK) * EI;
-    f[fo + E_TOKEN] = rd.num(0);
-    f[fo + E_TS] = rd.num(epoch);
+    f[fo + E_TOKEN] = token;
+    f[fo + E_TS] = rd.num(ts);
     f[fo + E_TTL] = rd.num(0);
     f[fo + E_OFFSET] = rd.num(0);
-    i[io + E_BYTES] = rd.i();
-    i[io + E_ORIGIN] = rd.i();
-    i[io + E_META] = rd.i() | REF;
-    i[io + E_LINE] = rd.num(0);
+    i[io + E_BYTES] = rd.u() - 1;
+    i[io + E_ORIGIN] = rd.u();
+    i[io + E_META] = (rd.u() ^ USUAL_WRITE) | REF;
+    i[io + E_LINE] = rd.num(line);
     i[io + E_RESOURCE] = resource;
-    i[io + E_LEASE] = this.texts.unpack(rd, -1);
+    i[io + E_LEASE] = this.texts.unpack(rd, same);
     i[io + E_OPERATION] = this.texts.unpack(rd, -1);
-    i[io + E_OWNER] = rd.i();
-    i[io + E_NEXT] = rd.i();
+    i[io + E_OWNER] = rd.u() - 1;
+    i[io + E_NEXT] = rd.u() - 1;
     if (r < this.extra.length) this.extra[r] = undefined;
     return r;
   }
@@ -700,7 +702,7 @@ export class EventPool {
     return new KeptEvent(
       f[fo + E_TS]!,
       odd !== undefined && (m & 7) === 7 ? (odd.type as EventType) : typeOf(m),
-      this.names[i[io + E_RESOURCE]!]!,
+      this.name(i[io + E_RESOURCE]!),
       this.owners.get(i[io + E_OWNER]!),
       this.texts.get(i[io + E_LEASE]!),
       this.texts.get(i[io + E_OPERATION]!),
@@ -722,119 +724,126 @@ export class EventPool {
 // --- Summary records -----------------------------------------------------------------------------
 
 /**
- * Byte strings of up to MAX_BLOB bytes, as chains of CHUNK-byte chunks (each with a link to the
- * next in an Int32Array beside), in pages of CHUNKS_PER_PAGE chunks, reused once let go. One chunk
- * size for every length: a resource's record grows and shrinks as its state does, and chunks
- * freed by one record serve any other (blocks of many sizes would each keep the most that size
- * ever held). The summary record of a resource with no live lease is one (TimelineStore.compact).
- * A handle is the first chunk's index.
+ * Block sizes (bytes, a 4-byte owner included), multiples of 4: steps of 4 up to 128, then of an
+ * eighth of the size, the largest holding MAX_BLOB bytes. A byte string goes in the smallest
+ * block that holds it: at most 3 bytes (past 128, an eighth) are unused.
  */
-const CHUNK = 32;
-const WORDS = CHUNK / 4;
-const CHUNK_PAGE_BITS = 11;
-const CHUNK_PAGE_MASK = (1 << CHUNK_PAGE_BITS) - 1;
 /** The longest byte string. */
 export const MAX_BLOB = 4096;
-
+const BLOB_SIZES: number[] = [];
+for (let size = 8; ; size += size < 128 ? 4 : 2 ** (Math.floor(Math.log2(size)) - 3)) {
+  BLOB_SIZES.push(size);
+  if (size >= 4 + MAX_BLOB) break;
+}
+const BLOB_CLASSES = BLOB_SIZES.length;
+/** A handle: a block's index in its class times CLASS_SPAN, plus the class. */
+const CLASS_BITS = 7;
+const CLASS_SPAN = 1 << CLASS_BITS;
+/** Blocks per class (2^24): handles stay int32s. */
+const MAX_BLOCKS = 2 ** 31 / CLASS_SPAN;
+/** A page's bytes, at most (a power of two of blocks, 16 to 32 KiB for most classes). */
+const BLOB_PAGE = 32768;
+const BLOCK_BITS = BLOB_SIZES.map((size) => Math.max(0, Math.floor(Math.log2(BLOB_PAGE / size))));
+/**
+ * Byte strings of up to MAX_BLOB bytes, each in one block of a size class (so no links, and read
+ * in place), each class dense: a freed block takes the class's last one (whose owner hears of its
+ * new handle: `moved`), and pages at the end that hold none are let go. So a class holds only
+ * the blocks in use, whatever it once held (byte strings grow and shrink as their owners' state
+ * does), and the bytes held are about what the strings need. The summary record of a resource
+ * with no live lease is one (TimelineStore.compact), its owner the resource.
+ */
 export class Blobs {
-  private readonly pages: Uint8Array<ArrayBuffer>[] = [];
-  /** The same pages as 32-bit words: a chunk is CHUNK / 4 of them, copied by word. */
-  private readonly words: Int32Array<ArrayBuffer>[] = [];
-  private readonly links: Int32Array<ArrayBuffer>[] = [];
-  private freeHead = -1;
-  private size = 0;
-  private readonly scratch = new Uint8Array(MAX_BLOB + CHUNK);
-  private readonly scratchWords = new Int32Array(this.scratch.buffer);
-  /** Byte strings held, and the bytes of their chunks (links included). */
+  private readonly pages: Uint8Array<ArrayBuffer>[][] = BLOB_SIZES.map(() => []);
+  /** The same pages as 32-bit words: blocks are copied by word. */
+  private readonly words: Int32Array<ArrayBuffer>[][] = BLOB_SIZES.map(() => []);
+  private readonly counts = new Int32Array(BLOB_CLASSES);
+  /** Byte strings held, and the bytes of their blocks (owners included). */
   live = 0;
   bytes = 0;
 
-  private alloc(): number {
-    let c = this.freeHead;
-    if (c !== -1) this.freeHead = this.links[c >>> CHUNK_PAGE_BITS]![c & CHUNK_PAGE_MASK]!;
-    else {
-      c = this.size++;
-      if (c >>> CHUNK_PAGE_BITS >= this.pages.length) {
-        const page = new Uint8Array(CHUNK << CHUNK_PAGE_BITS);
-        this.pages.push(page);
-        this.words.push(new Int32Array(page.buffer));
-        this.links.push(new Int32Array(1 << CHUNK_PAGE_BITS));
-      }
-    }
-    return c;
-  }
+  constructor(
+    /** Told when a block moves (another was freed): its owner and its new handle. */
+    private readonly moved: (owner: number, h: number) => void = () => {},
+  ) {}
 
   /**
-   * Keep the first `n` bytes of `from` (n ≤ MAX_BLOB); returns the handle. With `words` (the same
-   * buffer as 32-bit words, at least whole chunks long), copied by word, else by byte.
+   * Keep the first `n` bytes of `from` (n ≤ MAX_BLOB) for `owner` (an int32); returns the handle,
+   * or -1 when the class is full (MAX_BLOCKS). With `words` (the same buffer as 32-bit words),
+   * copied by word, else by byte.
    */
-  put(from: Uint8Array, n: number, words?: Int32Array): number {
-    // Loops, not set(subarray()): no view object per chunk.
-    const links = this.links;
-    let first = -1;
-    let prev = -1;
-    let j = 0;
-    let k = 0;
-    do {
-      const c = this.alloc();
-      if (words !== undefined) {
-        const page = this.words[c >>> CHUNK_PAGE_BITS]!;
-        const o = (c & CHUNK_PAGE_MASK) * WORDS;
-        const from4 = j >> 2;
-        for (let b = 0; b < WORDS; b++) page[o + b] = words[from4 + b]!;
-      } else {
-        const page = this.pages[c >>> CHUNK_PAGE_BITS]!;
-        const o = (c & CHUNK_PAGE_MASK) * CHUNK;
-        const end = n - j < CHUNK ? n - j : CHUNK;
-        for (let b = 0; b < end; b++) page[o + b] = from[j + b]!;
-      }
-      j += CHUNK;
-      k++;
-      if (prev === -1) first = c;
-      else links[prev >>> CHUNK_PAGE_BITS]![prev & CHUNK_PAGE_MASK] = c;
-      prev = c;
-    } while (j < n);
-    links[prev >>> CHUNK_PAGE_BITS]![prev & CHUNK_PAGE_MASK] = -1;
-    this.live++;
-    this.bytes += k * (CHUNK + 4);
-    return first;
-  }
-
-  /** The bytes of h, in one buffer (valid until the next read()): read from 0 on. */
-  read(h: number): Uint8Array {
-    const out = this.scratchWords;
-    const words = this.words;
-    const links = this.links;
-    let at = 0;
-    for (let c = h; c !== -1; c = links[c >>> CHUNK_PAGE_BITS]![c & CHUNK_PAGE_MASK]!) {
-      const page = words[c >>> CHUNK_PAGE_BITS]!;
-      const o = (c & CHUNK_PAGE_MASK) * WORDS;
-      for (let b = 0; b < WORDS; b++) out[at + b] = page[o + b]!;
-      at += WORDS;
+  put(from: Uint8Array, n: number, owner: number, words?: Int32Array): number {
+    const need = 4 + ((n + 3) & ~3);
+    let c = need <= 128 ? Math.max(0, (need - 8) >> 2) : 30;
+    while (BLOB_SIZES[c]! < need) c++;
+    const k = this.counts[c]!;
+    if (k >= MAX_BLOCKS) return -1;
+    const bits = BLOCK_BITS[c]!;
+    const size = BLOB_SIZES[c]!;
+    if (k >>> bits >= this.pages[c]!.length) {
+      const page = new Uint8Array(size << bits);
+      this.pages[c]!.push(page);
+      this.words[c]!.push(new Int32Array(page.buffer));
     }
-    return this.scratch;
+    this.counts[c] = k + 1;
+    const w = this.words[c]![k >>> bits]!;
+    const o = (k & ((1 << bits) - 1)) * size;
+    w[o >> 2] = owner;
+    // Loops, not set(subarray()): no view object per string.
+    if (words !== undefined) {
+      const end = (n + 3) >> 2;
+      for (let b = 0; b < end; b++) w[(o >> 2) + 1 + b] = words[b]!;
+    } else {
+      const page = this.pages[c]![k >>> bits]!;
+      for (let b = 0; b < n; b++) page[o + 4 + b] = from[b]!;
+    }
+    this.live++;
+    this.bytes += size;
+    return k * CLASS_SPAN + c;
   }
 
-  /** The chunk page that holds h's first CHUNK bytes (from firstAt(h) on), read in place. */
-  firstPage(h: number): Uint8Array {
-    return this.pages[h >>> CHUNK_PAGE_BITS]!;
+  /** The page that holds h's bytes (from at(h) on), read in place (valid until the next put() or free()). */
+  page(h: number): Uint8Array {
+    const c = h & (CLASS_SPAN - 1);
+    return this.pages[c]![h >>> CLASS_BITS >>> BLOCK_BITS[c]!]!;
   }
 
-  firstAt(h: number): number {
-    return (h & CHUNK_PAGE_MASK) * CHUNK;
+  at(h: number): number {
+    const c = h & (CLASS_SPAN - 1);
+    return ((h >>> CLASS_BITS) & ((1 << BLOCK_BITS[c]!) - 1)) * BLOB_SIZES[c]! + 4;
   }
 
+  /** Let h go: the class's last block takes its place (its owner is told), a page left empty at the end goes. */
   free(h: number): void {
-    let k = 0;
-    for (let c = h; c !== -1; k++) {
-      const links = this.links[c >>> CHUNK_PAGE_BITS]!;
-      const next = links[c & CHUNK_PAGE_MASK]!;
-      links[c & CHUNK_PAGE_MASK] = this.freeHead;
-      this.freeHead = c;
-      c = next;
+    const c = h & (CLASS_SPAN - 1);
+    const k = h >>> CLASS_BITS;
+    const last = this.counts[c]! - 1;
+    const bits = BLOCK_BITS[c]!;
+    const mask = (1 << bits) - 1;
+    const size = BLOB_SIZES[c]!;
+    const words = this.words[c]!;
+    if (k !== last) {
+      const from = words[last >>> bits]!;
+      const to = words[k >>> bits]!;
+      const fo = ((last & mask) * size) >> 2;
+      const t = ((k & mask) * size) >> 2;
+      for (let b = 0; b < size >> 2; b++) to[t + b] = from[fo + b]!;
+      this.moved(to[t]!, h);
+    }
+    this.counts[c] = last;
+    // One empty page stays (no page made and let go again and again at a boundary).
+    if (words.length >= ((last + mask) >>> bits) + 2) {
+      words.pop();
+      this.pages[c]!.pop();
     }
     this.live--;
-    this.bytes -= k * (CHUNK + 4);
+    this.bytes -= size;
+  }
+
+  /** Pages held, of every class. */
+  get pageCount(): number {
+    let n = 0;
+    for (const p of this.pages) n += p.length;
+    return n;
   }
 }
 

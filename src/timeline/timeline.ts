@@ -14,7 +14,7 @@
  * with events.
  */
 import { KeptEvent, keptString, type LockEvent } from '../model/event.js';
-import { BIG, Blobs, ByteReader, ByteWriter, EventPool, hashString, StringTable, lineAt, metaExact, NONE, observerOf, Origins, packMeta, PAGE_BITS, PAGE_MASK, putLine, reserveF64, reserveI32, reserveU32, resultOf, Texts, tokenAt, tokenKey, tokenOfKey, typeOf } from './pool.js';
+import { BIG, Blobs, ByteReader, ByteWriter, EventPool, hashString, StringTable, lineAt, metaExact, NONE, observerOf, Origins, packMeta, PAGE_BITS, PAGE_MASK, putLine, reserveF64, reserveI32, resultOf, Texts, tokenAt, tokenKey, tokenOfKey, typeOf } from './pool.js';
 
 export type LeaseEnd = 'expire' | 'revoke' | 'release' | 'released-by-old-handle';
 
@@ -131,10 +131,30 @@ const LOGS_WRITES = 1 << 24;
 const COMPACT = 1 << 25;
 /** R_HIGHEST of a compact resource whose highest accepted write is in its summary record. */
 const PACKED = -2;
-/** A summary record's first number: leases (bits 0-3), where the highest granted lease is (bits 4-5), and this bit when it holds the highest accepted write. */
-const HAS_RECORD = 1 << 6;
-/** A counter value that means: the count is in bigCounts. */
-const SPILLED = 0xffffffff;
+/**
+ * A summary record's first number (one byte): HAS_RECORD when it holds the highest accepted write,
+ * RECORD_LEASE when that write's leaseId is the newest lease's (the write says so, the lease
+ * keeps the bytes: also for a write that joins later, see repack()), and from bit 2 on, 3 × the
+ * leases + where the highest granted lease is (0: none, 1: one of them, 2: after them).
+ */
+const HAS_RECORD = 1;
+const RECORD_LEASE = 2;
+/** The bits a summary record's lease numbers are XORed with (the usual ended lease's: they write as 0), bit 6 and 7 swapped (one byte for most). */
+const USUAL_BITS = IN_LIST | HIGHEST_GRANTED | ENDED;
+/** The endMeta an inline end is XORed with: a release of the lease's owner, lease and token, as the authority logged it. */
+const USUAL_END = packMeta('release', 'authority', 'released') | END_OWNER | END_LEASE | END_TOKEN;
+function swap67(v: number): number {
+  return (v & ~0xc0) | ((v & 0x40) << 1) | ((v & 0x80) >> 1);
+}
+/**
+ * Counters are a byte each (most resources count a few events), and from the first of a page's
+ * resources whose count passes 255, a 32-bit number each beside for the rest (count = low +
+ * 256 × high): (SPILLED_LOW, SPILLED_HIGH) means the count is in bigCounts.
+ */
+const SPILLED_LOW = 0xff;
+const SPILLED_HIGH = 0xffffffff;
+/** The highest count kept in the two (2^40 - 2). */
+const MAX_INLINE = SPILLED_HIGH * 256 + SPILLED_LOW - 1;
 
 /** Granted-window classes: class c holds up to 2^c tokens (1 to 64); OBJECT_WINDOW keeps an array that may hold BigInts. */
 const WINDOW_CLASSES = 7;
@@ -153,15 +173,25 @@ export class TimelineStore {
   /** Kept events: the highest accepted write of each resource, lease ends that need a record of their own. */
   readonly events: EventPool;
   readonly origins: Origins;
-  private readonly names: string[] = [];
+  /**
+   * Resource names by id: as bytes (a Texts handle each, in pages), not strings: a string per
+   * resource would be an object on the heap for the whole run. name() builds one when asked (the
+   * last one is kept: a run of events of one resource asks for it again and again).
+   */
+  private readonly nameTexts = new Texts();
+  private readonly nameIds: Int32Array<ArrayBuffer>[] = [];
+  private resources = 0;
+  private namedId = -1;
+  private namedAs = '';
   /**
    * Resource ids by name: open addressing over id + 1 (0 for empty), at most half full, keyed by
    * each name's hash (kept per id); no Map entry per resource.
    */
   private table = new Int32Array(1024);
   private readonly hashes: Int32Array<ArrayBuffer>[] = [];
-  /** Counters, 32 bits each; one that reaches SPILLED goes on in `bigCounts`. */
-  private readonly rc: Uint32Array<ArrayBuffer>[] = [];
+  /** Counters: their low bytes, and by page (once one needs them) their high numbers; one past MAX_INLINE goes on in `bigCounts`. */
+  private readonly rc: Uint8Array<ArrayBuffer>[] = [];
+  private readonly rcHigh: (Uint32Array<ArrayBuffer> | undefined)[] = [];
   private readonly bigCounts = new Map<number, number>();
   private readonly ri: Int32Array<ArrayBuffer>[] = [];
   readonly rare = new Map<number, RareFacts>();
@@ -194,11 +224,11 @@ export class TimelineStore {
     this.origins = new Origins();
     this.texts = new Texts();
     this.owners = new StringTable();
-    this.events = new EventPool(this.names, this.origins, this.texts, this.owners);
+    this.events = new EventPool((id) => this.name(id), this.origins, this.texts, this.owners);
   }
 
   get size(): number {
-    return this.names.length;
+    return this.resources;
   }
 
   /** The id of a resource, or -1. */
@@ -224,7 +254,7 @@ export class TimelineStore {
       const e = table[p]!;
       if (e === 0) return -1;
       const id = e - 1;
-      if (this.hashes[id >>> PAGE_BITS]![id & PAGE_MASK] === h && this.names[id] === resource) return id;
+      if (this.hashes[id >>> PAGE_BITS]![id & PAGE_MASK] === h && this.nameTexts.is(this.nameIds[id >>> PAGE_BITS]![id & PAGE_MASK]!, resource)) return id;
     }
   }
 
@@ -238,13 +268,18 @@ export class TimelineStore {
   }
 
   name(id: number): string {
-    return this.names[id]!;
+    if (id !== this.namedId) {
+      this.namedAs = this.nameTexts.get(this.nameIds[id >>> PAGE_BITS]![id & PAGE_MASK]!)!;
+      this.namedId = id;
+    }
+    return this.namedAs;
   }
 
   /** Add a resource (its name as state keeps it: detached from any line); returns its id. */
   add(resource: string): number {
-    const id = this.names.length;
-    this.names.push(resource);
+    const id = this.resources++;
+    reserveI32(this.nameIds, 1, id);
+    this.nameIds[id >>> PAGE_BITS]![id & PAGE_MASK] = this.nameTexts.put(resource);
     reserveI32(this.hashes, 1, id);
     const h = hashString(resource, 0);
     this.hashes[id >>> PAGE_BITS]![id & PAGE_MASK] = h;
@@ -254,7 +289,10 @@ export class TimelineStore {
       for (let k = 0; k < id; k++) this.index(k, this.hashes[k >>> PAGE_BITS]![k & PAGE_MASK]!);
     }
     this.index(id, h);
-    reserveU32(this.rc, RC, id);
+    while (id >>> PAGE_BITS >= this.rc.length) {
+      this.rc.push(new Uint8Array(RC << PAGE_BITS));
+      this.rcHigh.push(undefined);
+    }
     reserveI32(this.ri, RI, id);
     const ri = this.ri[id >>> PAGE_BITS]!;
     const o = (id & PAGE_MASK) * RI;
@@ -271,26 +309,35 @@ export class TimelineStore {
   }
 
   count(id: number, counter: number): number {
-    const v = this.rc[id >>> PAGE_BITS]![(id & PAGE_MASK) * RC + counter]!;
-    return v === SPILLED ? this.bigCounts.get(id * RC + counter)! : v;
+    const o = (id & PAGE_MASK) * RC + counter;
+    const low = this.rc[id >>> PAGE_BITS]![o]!;
+    const high = this.rcHigh[id >>> PAGE_BITS];
+    if (high === undefined) return low;
+    const h = high[o]!;
+    return h === SPILLED_HIGH && low === SPILLED_LOW ? this.bigCounts.get(id * RC + counter)! : h * 256 + low;
   }
 
   bump(id: number, counter: number): void {
     const rc = this.rc[id >>> PAGE_BITS]!;
     const o = (id & PAGE_MASK) * RC + counter;
     const v = rc[o]!;
-    if (v < SPILLED - 1) rc[o] = v + 1;
+    // (Below SPILLED_LOW - 1: the low byte never becomes SPILLED_LOW by itself.)
+    if (v < SPILLED_LOW - 1) rc[o] = v + 1;
     else this.setCount(id, counter, this.count(id, counter) + 1);
   }
 
   setCount(id: number, counter: number, n: number): void {
-    const rc = this.rc[id >>> PAGE_BITS]!;
+    const p = id >>> PAGE_BITS;
     const o = (id & PAGE_MASK) * RC + counter;
-    if (n < SPILLED) {
-      rc[o] = n;
+    let high = this.rcHigh[p];
+    if (high === undefined && n > 255) this.rcHigh[p] = high = new Uint32Array(RC << PAGE_BITS);
+    if (n <= MAX_INLINE) {
+      this.rc[p]![o] = n % 256;
+      if (high !== undefined) high[o] = Math.floor(n / 256);
       this.bigCounts.delete(id * RC + counter);
     } else {
-      rc[o] = SPILLED;
+      this.rc[p]![o] = SPILLED_LOW;
+      high![o] = SPILLED_HIGH;
       this.bigCounts.set(id * RC + counter, n);
     }
   }
@@ -327,8 +374,8 @@ export class TimelineStore {
     if (r === -1) return NONE;
     if (r !== PACKED) return this.events.tokenKey(r);
     const h = this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_NEWEST]!;
-    // The first number (one byte) and the token (at most nine) are in the first chunk: read in place.
-    const rd = this.reader.at(this.blobs.firstPage(h), this.blobs.firstAt(h) + 2);
+    // The first number (one byte), then the token: read in place.
+    const rd = this.reader.at(this.blobs.page(h), this.blobs.at(h) + 2);
     rd.u();
     return rd.num(0);
   }
@@ -453,6 +500,11 @@ export class TimelineStore {
 
   grantTs(s: number): number {
     return this.lf[s >>> PAGE_BITS]![(s & PAGE_MASK) * LF + L_GRANT_TS]!;
+  }
+
+  /** The grant's line as kept (LONG_LINE above 2^31: see putLine). */
+  private grantLine(s: number): number {
+    return this.li[s >>> PAGE_BITS]![(s & PAGE_MASK) * LI + L_GRANT_LINE]!;
   }
 
   renewTs(s: number): number {
@@ -690,19 +742,21 @@ export class TimelineStore {
   // --- Summary records -------------------------------------------------------------------------
 
   /** The summary records of resources with no live lease (see compact()). */
-  readonly blobs = new Blobs();
+  readonly blobs = new Blobs((id, h) => {
+    this.ri[id >>> PAGE_BITS]![(id & PAGE_MASK) * RI + R_NEWEST] = h;
+  });
   private readonly writer = new ByteWriter();
   private readonly reader = new ByteReader();
   /** Resources whose state is a summary record now. */
   compacted = 0;
-  /** While a record is written: the leaseId its write holds (a lease that shares it says so). */
-  private sameText = -1;
   // The bases a summary record's numbers are written from (the lease before's).
   private baseSerial = 0;
   private baseTs = 0;
   private baseTtl = 0;
   private baseToken = 0;
   private baseLine = 0;
+  /** The base of every ttl of a record's first lease: the first lease's written (a run's leases mostly share one). */
+  private ttlEpoch = Number.NaN;
 
   /** Whether the resource's leases and window are a summary record now (rebuilt when next read). */
   isCompact(id: number): boolean {
@@ -719,7 +773,7 @@ export class TimelineStore {
   private resetBases(): void {
     this.baseSerial = 0;
     this.baseTs = this.epoch;
-    this.baseTtl = 0;
+    this.baseTtl = this.ttlEpoch;
     this.baseToken = 0;
     this.baseLine = 0;
   }
@@ -761,9 +815,16 @@ export class TimelineStore {
       const t = first !== -1 ? this.grantTs(first) : hg !== -1 ? this.grantTs(hg) : this.events.ts(high);
       this.epoch = Number.isSafeInteger(t) ? t : 0;
     }
-    w.u(n | ((hg === -1 ? 0 : hgAt !== -1 ? 1 : 2) << 4) | (record ? HAS_RECORD : 0));
-    if (record) this.events.pack(high, w, this.epoch);
-    this.sameText = record ? this.events.leaseText(high) : -1;
+    if (Number.isNaN(this.ttlEpoch) && (first !== -1 || hg !== -1)) {
+      const t = this.ttl(first !== -1 ? first : hg);
+      this.ttlEpoch = Number.isSafeInteger(t) ? t : 0;
+    }
+    // The write's leaseId may be the newest lease's (then the lease keeps its bytes); a write that joins later (repack()) also.
+    const text = high !== -1 ? this.events.leaseText(high) : -1;
+    const shares = first !== -1 && text >= 0 && this.leaseText(first) === text;
+    w.u((record ? HAS_RECORD : 0) | (shares ? RECORD_LEASE : 0) | ((n * 3 + (hg === -1 ? 0 : hgAt !== -1 ? 1 : 2)) << 2));
+    // The write's token next (highestKey() reads it in place), the rest of it last.
+    if (record) w.num(this.events.tokenKey(high), 0);
     if (hgAt !== -1) w.u(hgAt);
     this.resetBases();
     for (let s = first; s !== -1; s = this.older(s)) if (!this.writeLease(s)) return false;
@@ -783,10 +844,13 @@ export class TimelineStore {
         prev = t;
       }
     }
+    // Its time and line from the newest lease's grant (the first numbers of the first lease: see repack()).
+    if (record) this.events.pack(high, w, first !== -1 ? this.grantTs(first) : this.epoch, first !== -1 ? this.grantLine(first) : 0, shares ? text : -1);
     if (w.full) return false;
     w.buf[0] = (w.pos - 2) & 0xff;
     w.buf[1] = (w.pos - 2) >> 8;
-    const h = this.blobs.put(w.buf, w.pos, w.words);
+    const h = this.blobs.put(w.buf, w.pos, id, w.words);
+    if (h === -1) return false;
     for (let s = first; s !== -1; ) {
       const next = this.older(s);
       this.dropSlot(s);
@@ -818,22 +882,36 @@ export class TimelineStore {
     if ((ri[o + R_WIN]! & COMPACT) === 0) return;
     const r = ri[o + R_HIGHEST]!;
     if (r < 0 || Number.isNaN(this.epoch) || !this.events.packable(r)) return;
-    // The write goes in after the first number; the rest of the record is the same bytes.
+    // The write's token goes in after the first number, the rest of it at the end; between them, the same bytes.
     const h = ri[o + R_NEWEST]!;
-    const src = this.blobs.read(h);
-    const end = 2 + (src[0]! | (src[1]! << 8));
-    const rd = this.reader.at(src, 2);
+    const src = this.blobs.page(h);
+    const from = this.blobs.at(h);
+    const end = from + 2 + (src[from]! | (src[from + 1]! << 8));
+    const rd = this.reader.at(src, from + 2);
     const head = rd.u();
     const w = this.writer;
     w.reset(2);
     w.u(head | HAS_RECORD);
-    this.events.pack(r, w, this.epoch);
-    w.bytes(src, rd.pos, end - rd.pos);
+    w.num(this.events.tokenKey(r), 0);
+    const rest = rd.pos;
+    // The newest lease's grant time and line: its first two numbers (from the bases resetBases() sets).
+    let ts = this.epoch;
+    let line = 0;
+    if (head >> 2 >= 3) {
+      if ((head >> 2) % 3 === 1) rd.u();
+      ts = rd.num(this.epoch);
+      line = rd.num(0);
+    }
+    w.bytes(src, rest, end - rest);
+    this.events.pack(r, w, ts, line, (head & RECORD_LEASE) !== 0 ? this.events.leaseText(r) : -1);
     if (w.full) return;
     w.buf[0] = (w.pos - 2) & 0xff;
     w.buf[1] = (w.pos - 2) >> 8;
+    const again = this.blobs.put(w.buf, w.pos, id, w.words);
+    if (again === -1) return;
+    // The new record first: freeing the old one may move it (and say so in R_NEWEST).
+    ri[o + R_NEWEST] = again;
     this.blobs.free(h);
-    ri[o + R_NEWEST] = this.blobs.put(w.buf, w.pos, w.words);
     this.events.drop(r);
     ri[o + R_HIGHEST] = PACKED;
     for (let k = 0; k < w.taken; k++) this.texts.free(w.takenAt(k));
@@ -856,8 +934,11 @@ export class TimelineStore {
     const renewTs = f[fo + L_RENEW_TS]!;
     const ttl = f[fo + L_TTL]!;
     const grantLine = i[io + L_GRANT_LINE]!;
-    w.num(serial, this.baseSerial);
+    // The grant's time and line first (repack() reads them).
     w.num(grantTs, this.baseTs);
+    w.num(grantLine, this.baseLine);
+    this.baseLine = grantLine;
+    w.num(serial, this.baseSerial);
     w.num(renewTs, grantTs);
     w.num(ttl, this.baseTtl);
     w.num(token, this.baseToken);
@@ -865,19 +946,18 @@ export class TimelineStore {
     this.baseTs = grantTs;
     if (!Number.isNaN(ttl)) this.baseTtl = ttl;
     if (!Number.isNaN(token)) this.baseToken = token;
-    w.i(b);
-    w.i(i[io + L_GRANT_ORIGIN]!);
-    w.i(i[io + L_RENEW_ORIGIN]!);
-    this.texts.pack(i[io + L_LEASE_ID]!, w, this.sameText);
-    w.i(i[io + L_OWNER]!);
-    w.num(grantLine, this.baseLine);
-    this.baseLine = grantLine;
+    w.u(swap67(b ^ USUAL_BITS));
+    w.u(i[io + L_GRANT_ORIGIN]!);
+    w.u(i[io + L_RENEW_ORIGIN]! + 1);
+    this.texts.pack(i[io + L_LEASE_ID]!, w, -1);
+    w.u(i[io + L_OWNER]! + 1);
     w.num(i[io + L_RENEW_LINE]!, grantLine);
     if ((b & ENDED) !== 0) {
-      w.i(i[io + L_END]!);
-      if ((b & END_RECORD) === 0) {
+      if ((b & END_RECORD) !== 0) w.u(i[io + L_END]!);
+      else {
+        w.u(i[io + L_END]! ^ USUAL_END);
         w.num(f[fo + L_END_TS]!, renewTs);
-        w.i(i[io + L_END_ORIGIN]!);
+        w.u(i[io + L_END_ORIGIN]!);
         w.num(i[io + L_END_LINE]!, grantLine);
       }
     }
@@ -906,12 +986,12 @@ export class TimelineStore {
     const o = (id & PAGE_MASK) * RI;
     const h = ri[o + R_NEWEST]!;
     const blobs = this.blobs;
-    const r = this.reader.at(blobs.read(h), 2);
+    const r = this.reader.at(blobs.page(h), blobs.at(h) + 2);
     const head = r.u();
-    const n = head & 15;
-    const mode = (head >> 4) & 3;
-    if ((head & HAS_RECORD) !== 0) ri[o + R_HIGHEST] = this.events.unpack(r, id, this.epoch);
-    this.sameText = (head & HAS_RECORD) !== 0 ? this.events.leaseText(ri[o + R_HIGHEST]!) : -1;
+    const n = Math.floor((head >> 2) / 3);
+    const mode = (head >> 2) % 3;
+    const record = (head & HAS_RECORD) !== 0;
+    const token = record ? r.num(0) : NONE;
     const hgAt = mode === 1 ? r.u() : -1;
     this.resetBases();
     let first = -1;
@@ -941,6 +1021,7 @@ export class TimelineStore {
       ri[o + R_WIN_AT] = at;
       this.setWindow(id, c, wn, next);
     }
+    if (record) ri[o + R_HIGHEST] = this.events.unpack(r, id, token, first !== -1 ? this.grantTs(first) : this.epoch, first !== -1 ? this.grantLine(first) : 0, (head & RECORD_LEASE) !== 0 ? this.leaseText(first) : -1);
     blobs.free(h);
     this.compacted--;
   }
@@ -952,8 +1033,10 @@ export class TimelineStore {
     const i = this.li[s >>> PAGE_BITS]!;
     const fo = (s & PAGE_MASK) * LF;
     const io = (s & PAGE_MASK) * LI;
-    const serial = r.num(this.baseSerial);
     const grantTs = r.num(this.baseTs);
+    const grantLine = r.num(this.baseLine);
+    this.baseLine = grantLine;
+    const serial = r.num(this.baseSerial);
     const renewTs = r.num(grantTs);
     const ttl = r.num(this.baseTtl);
     const token = r.num(this.baseToken);
@@ -966,24 +1049,23 @@ export class TimelineStore {
     f[fo + L_RENEW_TS] = renewTs;
     f[fo + L_TTL] = ttl;
     f[fo + L_TOKEN] = token;
-    const b = r.i();
+    const b = swap67(r.u()) ^ USUAL_BITS;
     i[io + L_BITS] = b;
-    i[io + L_GRANT_ORIGIN] = r.i();
-    i[io + L_RENEW_ORIGIN] = r.i();
-    i[io + L_LEASE_ID] = this.texts.unpack(r, this.sameText);
-    i[io + L_OWNER] = r.i();
-    const grantLine = r.num(this.baseLine);
-    this.baseLine = grantLine;
+    i[io + L_GRANT_ORIGIN] = r.u();
+    i[io + L_RENEW_ORIGIN] = r.u() - 1;
+    i[io + L_LEASE_ID] = this.texts.unpack(r, -1);
+    i[io + L_OWNER] = r.u() - 1;
     i[io + L_GRANT_LINE] = grantLine;
     i[io + L_RENEW_LINE] = r.num(grantLine);
     i[io + L_OLDER] = -1;
     if ((b & ENDED) !== 0) {
-      i[io + L_END] = r.i();
       if ((b & END_RECORD) === 0) {
+        i[io + L_END] = r.u() ^ USUAL_END;
         f[fo + L_END_TS] = r.num(renewTs);
-        i[io + L_END_ORIGIN] = r.i();
+        i[io + L_END_ORIGIN] = r.u();
         i[io + L_END_LINE] = r.num(grantLine);
       } else {
+        i[io + L_END] = r.u();
         f[fo + L_END_TS] = 0;
         i[io + L_END_ORIGIN] = 0;
         i[io + L_END_LINE] = 0;
@@ -1173,9 +1255,14 @@ export class Lease {
     private readonly store: TimelineStore,
     /** The lease's slot in the store. */
     readonly slot: number,
-    private readonly resource: string,
+    /** The resource's id in the store (its name is built when an event or an error needs it). */
+    private readonly resourceId: number,
   ) {
     this.id = store.serial(slot);
+  }
+
+  private get resource(): string {
+    return this.store.name(this.resourceId);
   }
 
   /**
@@ -1249,7 +1336,7 @@ export class Lease {
   /** The lease granted before this one on the resource, when the timeline keeps it. */
   get older(): Lease | undefined {
     const o = this.store.older(this.at());
-    return o === -1 ? undefined : new Lease(this.store, o, this.resource);
+    return o === -1 ? undefined : new Lease(this.store, o, this.resourceId);
   }
 
   /**
@@ -1440,7 +1527,7 @@ export class ResourceTimeline {
   }
 
   private lease(s: number): Lease {
-    return new Lease(this.store, s, this.store.name(this.id));
+    return new Lease(this.store, s, this.id);
   }
 
   /** The leases kept, oldest first (a copy, for inspection). */
