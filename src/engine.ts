@@ -764,12 +764,12 @@ export function toEvidence(ref: EvidenceRef, lines?: LineReader): EvidenceItem {
   return item;
 }
 
-function summarise(t: ResourceTimeline, resource = t.resource): ResourceSummary {
+function summarise(t: ResourceTimeline): ResourceSummary {
   const { readiness, reason } = readinessOf(t);
   // The token's double, when it is one: small tokens have one text each, without a BigInt.
   const key = t.highestTokenKey;
   return {
-    resource,
+    resource: t.resource,
     readiness,
     reason,
     highestAcceptedToken: Number.isNaN(key) ? null : key >= 0 && key < SMALL_TOKEN_TEXTS ? smallTokenText(key) : t.highestToken!.toString(),
