@@ -10,7 +10,7 @@
  * calls it when live input goes quiet), and `finish()` does at the end of input. A view that
  * arrives after its finding was emitted is counted in `lateViews` and joins no finding.
  */
-import { detach, fieldsOf, isLeaseScoped, type LineReader, type LockEvent } from './model/event.js';
+import { detach, EVENT_TYPES, fieldsOf, isLeaseScoped, type LineReader, type LockEvent } from './model/event.js';
 import { PLAIN_SUMMARIES, type Certainty, type EvidenceItem, type Finding, type Readiness, type ResourceSummaries, type ResourceSummary, type Severity, type Uncertainty } from './model/report.js';
 import { formatToken, plural } from './model/format.js';
 import { formatMessage, type MessageData } from './model/message.js';
@@ -132,8 +132,9 @@ export class Engine {
   private readonly store = new TimelineStore();
   /** The view pushed events are applied through, re-pointed to each event's resource. */
   private readonly hot: ResourceTimeline;
-  private readonly handlers: Map<string, { rule: Rule; index: number; handle: NonNullable<Rule['on'][keyof Rule['on']]> }[]>;
-  private readonly foreignRules: { rule: Rule; index: number; handle: NonNullable<Rule['onForeign']> }[] = [];
+  /** Per event type, the handlers that can act on each result (see Rule.when and dispatchOf). */
+  private readonly handlers: Map<string, Dispatch>;
+  private readonly foreignRules: HandlerEntry[] = [];
   private readonly maxFindings: number;
   private readonly onFinding?: (finding: Finding) => void;
   private readonly lines?: LineReader;
@@ -193,18 +194,10 @@ export class Engine {
       // Per slot of the operation index: where its entry was made (NaN: never).
       this.operationMade = new Float64Array(Math.max(1, this.maxOperations)).fill(NaN);
       if (options.leaseScoped === true) this.grantAt = new Map();
-      this.foreignRules = options.rules.flatMap((rule, index) => (rule.onForeign !== undefined ? [{ rule, index, handle: rule.onForeign }] : []));
+      this.foreignRules = options.rules.flatMap((rule, index) => (rule.onForeign !== undefined ? [{ rule, index, handle: rule.onForeign, slot: false }] : []));
     }
     this.holders = options.leaseScoped === true ? new LeaseHolders(options.maxLeaseHolders ?? DEFAULT_MAX_LEASE_HOLDERS) : undefined;
-    this.handlers = new Map();
-    options.rules.forEach((rule, index) => {
-      for (const [type, handle] of Object.entries(rule.on)) {
-        if (handle === undefined) continue;
-        let list = this.handlers.get(type);
-        if (list === undefined) this.handlers.set(type, (list = []));
-        list.push({ rule, index, handle });
-      }
-    });
+    this.handlers = dispatchOf(options.rules);
     this.hot = this.store.view(-1);
     const self = this;
     const serviceOf = options.serviceOf;
@@ -281,8 +274,15 @@ export class Engine {
     this.lastId = id;
     const timeline = this.hot;
     timeline.id = id;
-    const list = this.handlers.get(event.type);
-    if (list !== undefined) this.handle(list, event, timeline);
+    const d = this.handlers.get(event.type);
+    if (d !== undefined) {
+      // The list for the event's result (the last one: any result the gates do not name).
+      const results = d.results;
+      let k = 0;
+      while (k < results.length && results[k] !== event.result) k++;
+      const list = d.lists[k]!;
+      if (list.length > 0) this.handle(list, event, timeline);
+    }
     if (event.type === 'write' && event.operationId !== undefined) this.track(timeline, event);
     this.capture?.add(event, timeline.findings > 0);
     timeline.apply(event);
@@ -384,10 +384,15 @@ export class Engine {
   }
 
   /** Run the handlers of `list` for the event, on the timeline (none for another partition's line). */
-  private handle(list: readonly { rule: Rule; index: number; handle: Handler }[], event: LockEvent, timeline: ResourceTimeline | undefined): void {
+  private handle(list: readonly HandlerEntry[], event: LockEvent, timeline: ResourceTimeline | undefined): void {
     this.currentTimeline = timeline;
     for (let i = 0; i < list.length; i++) {
       const h = list[i]!;
+      // Gated on the rule's slot (Rule.when): skipped while the rule has none for this resource.
+      if (h.slot) {
+        const at = this.slotOf[h.index]!;
+        if (at < 0 || this.store.slots.get(timeline!.id)?.[at] === undefined) continue;
+      }
       this.currentRule = h.rule;
       this.currentIndex = h.index;
       h.handle(event, this.context);
@@ -679,6 +684,43 @@ export class Engine {
   }
 }
 
+
+/** A rule's handler for one event type, and whether it is gated on the rule's slot (Rule.when). */
+interface HandlerEntry {
+  readonly rule: Rule;
+  readonly index: number;
+  readonly handle: Handler;
+  readonly slot: boolean;
+}
+
+/**
+ * The handlers of one event type: `lists[k]` for events whose result is `results[k]`, and the last
+ * list for any other result; `results` are the ones the type's gates name (none when no handler
+ * of the type is gated on results: one list for all).
+ */
+interface Dispatch {
+  readonly results: readonly string[];
+  readonly lists: readonly (readonly HandlerEntry[])[];
+}
+
+/** Each event type's dispatch (the rules' order kept in every list): an index of which handlers each event can need. */
+function dispatchOf(rules: readonly Rule[]): Map<string, Dispatch> {
+  const out = new Map<string, Dispatch>();
+  for (const type of EVENT_TYPES) {
+    const entries: { entry: HandlerEntry; results: readonly string[] | undefined }[] = [];
+    rules.forEach((rule, index) => {
+      const handle = rule.on[type];
+      if (handle === undefined) return;
+      const gate = rule.when?.[type];
+      entries.push({ entry: { rule, index, handle, slot: gate?.slot === true }, results: gate?.results });
+    });
+    if (entries.length === 0) continue;
+    const results = [...new Set(entries.flatMap((e) => e.results ?? []))];
+    const lists = [...results, undefined].map((result) => entries.filter((e) => e.results === undefined || (result !== undefined && e.results.includes(result))).map((e) => e.entry));
+    out.set(type, { results, lists });
+  }
+  return out;
+}
 
 /** A finding's message, id and data, rendered from one of the rule's templates. */
 function renderMessage(rule: Rule, id: string, data: MessageData | undefined): { message: string; messageId: string; data: MessageData } {

@@ -9,7 +9,7 @@ export { canonical } from './profiles/canonical.js';
 export type { Profile, RecordOrigin } from './profiles/types.js';
 export { rules } from './rules/index.js';
 export { defineRule } from './rules/types.js';
-export type { Rule, RuleMeta, RuleContext, ReportInput, EvidenceRef, RuleMessage } from './rules/index.js';
+export type { Rule, RuleMeta, RuleContext, ReportInput, EvidenceRef, RuleMessage, RuleGate } from './rules/index.js';
 export { formatMessage, MessageDataError, type MessageData } from './model/message.js';
 export type { LockEvent, EventType, Observer } from './model/event.js';
 export { SERVICES, SERVICE_IDS, type ServiceId, type ServiceFacts } from './model/services.js';

@@ -32,6 +32,8 @@ export const acceptedEqualToken = defineRule<State>({
     sameLease: 'the resource accepted token {token} again from the same lease: it compares tokens non-strictly (≤), where the article asks for a strict <',
   },
   state: () => ({ leases: [], owners: new Set() }),
+  // Gates (Rule.when): the handler returns at once for any other result.
+  when: { write: { results: ['accepted'] } },
   on: {
     write(event, { timeline, report, slot }) {
       if (event.result !== 'accepted' || !timeline.isDecision(event)) return;

@@ -16,6 +16,8 @@ export const acceptedStaleWrite: Rule = {
   messages: {
     lateAccepted: '{writer} wrote with token {token} and was accepted after token {highest} from {newerWriter} had been accepted',
   },
+  // Gates (Rule.when): the handler returns at once for any other result.
+  when: { write: { results: ['accepted'] } },
   on: {
     write(event, { timeline, report }) {
       if (event.result !== 'accepted' || !timeline.isDecision(event)) return;

@@ -110,6 +110,8 @@ export const busyRateRising = defineRule<BusyMore>({
       'busy answers to acquire rose from {baselineShare} ({baselineAttempts} attempts, window from {baselineStart}) to {share} ({attempts} attempts, window from {start}); {figures}',
   },
   state: () => ({ firstBusy: undefined, lastBusy: undefined, baseline: undefined, reported: false, stats: undefined }),
+  // Gates (Rule.when): but for an acquire, a handler only adds to the figures kept in the slot.
+  when: { keepalive: { slot: true }, write: { slot: true }, expire: { slot: true }, revoke: { slot: true }, release: { slot: true } },
   on: {
     acquire(event, context) {
       const r = context.resourceId;

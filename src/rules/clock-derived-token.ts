@@ -31,6 +31,8 @@ export const clockDerivedToken = defineRule<State>({
     looksLikeClock: "token {token} is within a day of the event's own time read as epoch {unit}: tokens seem to come from a clock",
   },
   state: () => ({ reported: false }),
+  // Gates (Rule.when): an acquire acts only when granted.
+  when: { acquire: { results: ['granted'] } },
   on: {
     acquire: check,
     write: check,

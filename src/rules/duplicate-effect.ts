@@ -14,6 +14,8 @@ export const duplicateEffect: Rule = {
   messages: {
     acceptedAgain: 'operation {operationId} was accepted again (first by {firstWriter}, now by {writer}): its effect applied twice',
   },
+  // Gates (Rule.when): the handler returns at once for any other result.
+  when: { write: { results: ['accepted'] } },
   on: {
     write(event, { timeline, report, operations }) {
       if (event.result !== 'accepted' || event.operationId === undefined || !timeline.isDecision(event)) return;

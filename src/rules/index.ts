@@ -39,4 +39,4 @@ export const rules: readonly Rule[] = [
   clockWentBackwards,
 ];
 
-export type { Rule, RuleMeta, RuleContext, ReportInput, EvidenceRef, Handler, RuleOptions, RuleMessage } from './types.js';
+export type { Rule, RuleMeta, RuleContext, ReportInput, EvidenceRef, Handler, RuleOptions, RuleMessage, RuleGate } from './types.js';

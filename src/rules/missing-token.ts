@@ -24,6 +24,8 @@ export const missingToken: Rule = {
     /** A worker's view with a token arrived after the finding was made (onView). */
     droppedLate: '{writer} wrote without a fencing token and the resource accepted it, although the worker sent token {sent}: the token was dropped in transit',
   },
+  // Gates (Rule.when): the handler returns at once for any other result.
+  when: { write: { results: ['accepted'] } },
   on: {
     write(event, { timeline, report, operations, service }) {
       if (event.result !== 'accepted' || event.fenceToken !== undefined || !timeline.isDecision(event)) return;

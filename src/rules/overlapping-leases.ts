@@ -18,6 +18,8 @@ export const overlappingLeases: Rule = {
     noEndNoTtl: 'a lease for {handle} was granted while {holder} still held the resource (no end was logged and no TTL is known)',
     withinTtl: 'a lease for {handle} was granted while {holder} still held the resource (its TTL had {leftMs}ms left since its last renewal)',
   },
+  // Gates (Rule.when): the handler returns at once for any other result.
+  when: { acquire: { results: ['granted'] } },
   on: {
     acquire(event, { timeline, report, options }) {
       if (event.result !== 'granted') return;

@@ -16,6 +16,8 @@ export const staleNotExplicit: Rule = {
   messages: {
     notExplicit: '{writer}\'s write with stale token {token} (highest accepted {highest}) got "{result}", not an explicit rejected-stale-fence',
   },
+  // Gates (Rule.when): the handler returns at once for any other result.
+  when: { write: { results: ['rejected', 'error', 'timeout'] } },
   on: {
     write(event, { timeline, report }) {
       if (event.result !== 'rejected' && event.result !== 'error' && event.result !== 'timeout') return;

@@ -17,6 +17,8 @@ export const staleRelease: Rule = {
     /** The input, or the one the old handle was granted in, declares its lock service (a profile's or mapping's `service`), and it has a way to release only one's own hold. */
     oldHandleReleasedService: 'a release from {handle} succeeded while {holder} held the lock: {serviceRelease}',
   },
+  // Gates (Rule.when): the handler returns at once for any other result.
+  when: { release: { results: ['released'] } },
   on: {
     release(event, { timeline, report, service }) {
       if (event.result !== 'released') return;

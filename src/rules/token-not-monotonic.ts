@@ -15,6 +15,8 @@ export const tokenNotMonotonic: Rule = {
   messages: {
     notAbove: 'the authority granted token {token} to {holder} after it had granted token {earlierToken} to {earlierHolder}',
   },
+  // Gates (Rule.when): the handler returns at once for any other result.
+  when: { acquire: { results: ['granted'] } },
   on: {
     acquire(event, { timeline, report }) {
       if (event.result !== 'granted' || event.fenceToken === undefined) return;

@@ -112,6 +112,12 @@ export interface RuleContext<S = unknown> {
 
 export type Handler<S = any> = (event: LockEvent, context: RuleContext<S>) => void;
 
+/** When a handler can act (Rule.when). */
+export interface RuleGate {
+  readonly results?: readonly string[];
+  readonly slot?: true;
+}
+
 /** A message for a finding: the key of one of the rule's `messages`, and its data. */
 export interface RuleMessage {
   readonly messageId: string;
@@ -128,6 +134,15 @@ export interface Rule<S = any> {
   /** Makes the rule's per-resource state (see RuleContext.slot). */
   readonly state?: () => S;
   readonly on: Partial<Record<EventType, Handler<S>>>;
+  /**
+   * When each handler of `on` can act at all, for the engine to skip the calls that cannot (rules
+   * run per event, most of them return at once): `results`, only for events with one of these
+   * results; `slot`, only when the rule's slot exists for the event's resource (the handler does
+   * nothing before `context.peek()` gives one). A gate must be exact: a call it skips would have
+   * reported nothing and changed nothing (test/rules-gate.test.ts runs every rule with and without
+   * its gates and compares). Default: every event of the handler's type.
+   */
+  readonly when?: Partial<Record<EventType, RuleGate>>;
   /**
    * Called when a worker's view of a write arrives after a finding of this rule about that write
    * (same resource and operationId) was made, and before it is emitted; the view is already in the

@@ -25,6 +25,8 @@ export const unknownToken = defineRule<State>({
     neverGranted: '{writer} wrote with token {token}, which the authority never granted for this resource (highest granted: {highestGranted})',
   },
   state: () => [],
+  // Gates (Rule.when): but for a write, a handler only judges or cancels what waits in the slot.
+  when: { acquire: { slot: true }, keepalive: { slot: true }, expire: { slot: true }, revoke: { slot: true }, release: { slot: true } },
   on: {
     acquire(event, context) {
       flush(context, event.ts);

@@ -22,6 +22,8 @@ export const writeAfterLeaseEnd: Rule = {
     afterTtlEnd: '{writer} wrote {after} after its lease {lease} ran out its TTL (the authority logged the expiry {late} after that), and the resource accepted it',
     afterTtlEndNoLeaseId: '{writer} wrote {after} after its lease ran out its TTL (the authority logged the expiry {late} after that), and the resource accepted it',
   },
+  // Gates (Rule.when): the handler returns at once for any other result.
+  when: { write: { results: ['accepted'] } },
   on: {
     write(event, { timeline, report }) {
       if (event.result !== 'accepted' || !timeline.isDecision(event)) return;
