@@ -15,7 +15,7 @@ import { PLAIN_SUMMARIES, type Certainty, type EvidenceItem, type Finding, type 
 import { formatToken, plural } from './model/format.js';
 import { formatMessage, type MessageData } from './model/message.js';
 import { serviceFacts, type ServiceId } from './model/services.js';
-import { isStaleRule } from './verdict.js';
+import { DigestBuilder, isStaleRule, OWN_DIGEST, type ReadinessDigest } from './verdict.js';
 import { isoOf } from './model/time.js';
 import { checkEngineOptions } from './model/options.js';
 import type { EvidenceRef, Handler, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
@@ -531,7 +531,7 @@ export class Engine {
    * without holding a million summaries. Only the order is kept (an id per resource). Walk it once
    * the input has ended (after finish()): events pushed later change what a walk gives.
    */
-  resourceList(): ResourceSummaries & { readonly [PLAIN_SUMMARIES]: true } {
+  resourceList(): ResourceSummaries & { readonly [PLAIN_SUMMARIES]: true; [OWN_DIGEST](): ReadinessDigest } {
     const store = this.store;
     const n = store.size;
     // The names sorted first (the default sort: UTF-16 code units, as `<` compares them; names are
@@ -551,6 +551,16 @@ export class Engine {
           t.id = ids[i]!;
           yield summarise(t);
         }
+      },
+      // The readiness of each, and a summary only of the few the reasons name.
+      [OWN_DIGEST](): ReadinessDigest {
+        const d = new DigestBuilder();
+        const t = store.view(0);
+        for (let i = 0; i < n; i++) {
+          t.id = ids[i]!;
+          if (d.add(t.rare === undefined ? 'untested' : readinessOf(t).readiness)) d.name(summarise(t));
+        }
+        return d.digest();
       },
     };
   }
@@ -807,6 +817,7 @@ export function toEvidence(ref: EvidenceRef, lines?: LineReader): EvidenceItem {
 }
 
 function summarise(t: ResourceTimeline): ResourceSummary {
+  const rare = t.rare;
   const { readiness, reason } = readinessOf(t);
   // The token's double, when it is one: small tokens have one text each, without a BigInt.
   const key = t.highestTokenKey;
@@ -817,8 +828,8 @@ function summarise(t: ResourceTimeline): ResourceSummary {
     highestAcceptedToken: Number.isNaN(key) ? null : key >= 0 && key < SMALL_TOKEN_TEXTS ? smallTokenText(key) : t.highestToken!.toString(),
     events: t.events,
     writes: writesOf(t.accepted, t.rejectedStaleFence, t.rejectedOther, t.withoutToken),
-    staleWrites: t.staleWrites,
-    oldHandleReleases: t.oldHandleReleases,
+    staleWrites: rare?.staleWrites ?? 0,
+    oldHandleReleases: rare?.oldHandleReleases ?? 0,
     findings: t.findings,
   };
 }
@@ -847,8 +858,12 @@ function writesOf(accepted: number, rejectedStaleFence: number, rejectedOther: n
   return (sharedWrites[key] ??= Object.freeze({ accepted, rejectedStaleFence, rejectedOther, withoutToken }));
 }
 
+const UNTESTED_REASON = 'no stale request was seen, so the logs do not show whether old tokens are rejected';
+
 /** The article's readiness criterion, per resource (README "Readiness"). */
 export function readinessOf(t: ResourceTimeline): { readiness: Readiness; reason: string } {
+  // No rare fact (most resources): no finding, no stale request seen.
+  if (t.rare === undefined) return { readiness: 'untested', reason: UNTESTED_REASON };
   if (t.errorFindings > 0) {
     return { readiness: 'violated', reason: `${plural(t.errorFindings, 'definite or likely error finding')} on this resource` };
   }
@@ -874,9 +889,7 @@ export function readinessOf(t: ResourceTimeline): { readiness: Readiness; reason
       reason: `${plural(t.oldHandleReleasesSucceeded, 'old-handle release')} succeeded while another lease held the resource, but judged by no rule that was run`,
     };
   }
-  if (t.staleWrites === 0 && t.oldHandleReleases === 0) {
-    return { readiness: 'untested', reason: 'no stale request was seen, so the logs do not show whether old tokens are rejected' };
-  }
+  if (t.staleWrites === 0 && t.oldHandleReleases === 0) return { readiness: 'untested', reason: UNTESTED_REASON };
   const notExplicit = t.staleWrites - t.staleWritesExplicit - t.staleWritesAccepted;
   if (notExplicit > 0) {
     const s = t.firstNotExplicit!;

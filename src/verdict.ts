@@ -37,20 +37,43 @@ export interface ReadinessDigest {
   first: Record<'violated' | 'inconclusive' | 'unconfirmed', ResourceSummary[]>;
 }
 
+/**
+ * Set on ResourceSummaries that give their digest themselves (Engine.resourceList()): without
+ * making a summary of every resource, only of the few the reasons name.
+ */
+export const OWN_DIGEST: unique symbol = Symbol('readiness digest');
+
 /** The digest of `resources` (in their order: the report's, by resource key), in one pass. */
 export function readinessDigest(resources: Iterable<ResourceSummary>): ReadinessDigest {
-  const byReadiness: Record<Readiness, number> = { violated: 0, inconclusive: 0, unconfirmed: 0, verified: 0, untested: 0 };
-  const first: ReadinessDigest['first'] = { violated: [], inconclusive: [], unconfirmed: [] };
-  let count = 0;
-  let verdict: Readiness = 'untested';
-  for (const r of resources) {
-    count++;
-    const v = r.readiness;
-    byReadiness[v]++;
-    verdict = worse(verdict, v);
-    if ((v === 'violated' || v === 'inconclusive' || v === 'unconfirmed') && first[v].length < MAX_NAMED) first[v].push(r);
+  const own = (resources as { [OWN_DIGEST]?: () => ReadinessDigest })[OWN_DIGEST];
+  if (own !== undefined) return own.call(resources);
+  const d = new DigestBuilder();
+  for (const r of resources) if (d.add(r.readiness)) d.name(r);
+  return d.digest();
+}
+
+/** A digest kept one resource at a time, in the resources' order. */
+export class DigestBuilder {
+  private count = 0;
+  private readonly byReadiness: Record<Readiness, number> = { violated: 0, inconclusive: 0, unconfirmed: 0, verified: 0, untested: 0 };
+  private readonly first: ReadinessDigest['first'] = { violated: [], inconclusive: [], unconfirmed: [] };
+  private verdict: Readiness = 'untested';
+
+  /** Count a resource of readiness `v`; true when the reasons name it (then give its summary to name()). */
+  add(v: Readiness): boolean {
+    this.count++;
+    this.byReadiness[v]++;
+    this.verdict = worse(this.verdict, v);
+    return (v === 'violated' || v === 'inconclusive' || v === 'unconfirmed') && this.first[v].length < MAX_NAMED;
   }
-  return { count, byReadiness, verdict, first };
+
+  name(r: ResourceSummary): void {
+    this.first[r.readiness as keyof ReadinessDigest['first']].push(r);
+  }
+
+  digest(): ReadinessDigest {
+    return { count: this.count, byReadiness: this.byReadiness, verdict: this.verdict, first: this.first };
+  }
 }
 
 export function verdictReasons(facts: VerdictFacts, verdict: Readiness): VerdictReason[] {

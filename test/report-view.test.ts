@@ -20,6 +20,7 @@ import { summaryLine } from '../src/report/ndjson.js';
 import { renderStory } from '../src/report/story.js';
 import { renderTable } from '../src/report/table.js';
 import { historyArb } from './helpers/histories.js';
+import { OWN_DIGEST, readinessDigest } from '../src/verdict.js';
 import { FIXTURES } from './helpers/run.js';
 
 const RENDERERS: [string, (r: ReportView) => string][] = [
@@ -49,6 +50,9 @@ async function compare(options: () => AnalyzeOptions, what: string, renderers = 
   // Each walk makes the summaries again: the same ones, in the same order.
   expect([...view.resources], what).toEqual(report.resources);
   expect([...view.resources], what).toEqual(report.resources);
+  // The engine's own digest (readiness only, summaries of the named few) is the walk's.
+  expect(OWN_DIGEST in view.resources, what).toBe(true);
+  expect(readinessDigest(view.resources), what).toEqual(readinessDigest([...view.resources]));
   expect(renderJson(view), `json of ${what}`).toBe(stringified(report));
   const { resources: _r, ...rest } = view;
   const { resources: _a, ...restOfReport } = report;
