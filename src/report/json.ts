@@ -85,7 +85,7 @@ export function summaryJson(r: ResourceSummary): string {
   // Counts are whole numbers, readiness a plain word, a token decimal digits: nothing to escape.
   const token = r.highestAcceptedToken === null ? 'null' : `"${r.highestAcceptedToken}"`;
   return (
-    `    {\n      "resource": ${text(r.resource)},\n      "readiness": "${r.readiness}",\n      "reason": ${text(r.reason)},\n      "highestAcceptedToken": ${token},\n      "events": ${r.events},\n` +
+    `    {\n      "resource": ${text(r.resource)},\n      "readiness": "${r.readiness}",\n      "reason": ${reasonText(r.reason)},\n      "highestAcceptedToken": ${token},\n      "events": ${r.events},\n` +
     `      "writes": {\n        "accepted": ${w.accepted},\n        "rejectedStaleFence": ${w.rejectedStaleFence},\n        "rejectedOther": ${w.rejectedOther},\n        "withoutToken": ${w.withoutToken}\n      },\n` +
     `      "staleWrites": ${r.staleWrites},\n      "oldHandleReleases": ${r.oldHandleReleases},\n      "findings": ${r.findings}\n    }`
   );
@@ -97,6 +97,18 @@ const ESCAPED = /["\\\u0000-\u001f\ud800-\udfff]/;
 /** A string as JSON.stringify writes it: quoted as it is when nothing in it is escaped. */
 function text(s: string): string {
   return ESCAPED.test(s) ? JSON.stringify(s) : `"${s}"`;
+}
+
+/** The last reason written and its JSON: most resources share one reason (the same string). */
+let lastReason = '';
+let lastReasonJson = '""';
+
+function reasonText(s: string): string {
+  if (s !== lastReason) {
+    lastReasonJson = text(s);
+    lastReason = s;
+  }
+  return lastReasonJson;
 }
 
 /** Nest a JSON text one level deeper (a newline can only be indentation: strings escape theirs). */
