@@ -21,6 +21,8 @@ import { checkAnalyzeOptions } from './model/options.js';
 import { readinessDigest, verdictReasons } from './verdict.js';
 import { folding, ITEM_COPY, ITEM_EVENT, ITEM_EXTRA, PartitionFilter, Placeholder, Witness, type FoldedBatch, type PartitionSpec } from './ingest/partition.js';
 import { MAX_PARTITIONS } from './partition/hash.js';
+import { autoJobs } from './partition/auto.js';
+import { maxWorkers, WORKER_MIN_BYTES } from './ingest/worker-limits.js';
 import { DEFAULT_MAX_LEASE_HOLDERS } from './timeline/lease-holders.js';
 // Loaded when a run needs them (start-up: a plain run loads neither the mapping machinery, nor
 // worker threads, nor the partition code).
@@ -342,7 +344,7 @@ async function jobsFor(options: AnalyzeOptions): Promise<number> {
   if (options.onFinding !== undefined) return 1;
   let bytes = 0;
   for (const f of files) bytes += (await checkFile(f)).size;
-  return (await import('./partition/jobs.js')).autoJobs(bytes);
+  return autoJobs(bytes);
 }
 
 /** The run on `jobs` worker threads, one partition each (partition/jobs.ts). */
@@ -570,7 +572,6 @@ async function filesForWorkers(sizes: readonly (number | undefined)[], profile: 
   // would lose it on a worker thread: such a profile is run on the main thread.
   const recipeService = profile.recipe.kind === 'mapping' ? (profile.recipe.spec as { service?: string }).service : undefined;
   if (profile.service !== recipeService) return chosen;
-  const { maxWorkers, WORKER_MIN_BYTES } = await import('./ingest/threaded.js');
   const candidates: { i: number; size: number }[] = [];
   sizes.forEach((size, i) => {
     if (size !== undefined && (mode === 'on' || size >= WORKER_MIN_BYTES)) candidates.push({ i, size });
