@@ -108,7 +108,7 @@ export async function bundleCli(root) {
       },
     ],
   });
-  outputs.push(...(await help.write({ file: join(out, 'help.cjs'), format: 'cjs', codeSplitting: false, comments: { legal: true, annotation: false, jsdoc: false } })).output);
+  outputs.push(...(await help.write({ file: join(out, 'help.cjs'), format: 'cjs', codeSplitting: false, comments: { legal: true, annotation: false, jsdoc: false }, charset: 'ascii' })).output);
   await help.close();
 
   const bundle = await rolldown({
@@ -144,6 +144,10 @@ export async function bundleCli(root) {
               ['const require = createRequire(import.meta.url);\n', "const require = createRequire(import.meta.url);\nlet helpModule;\nconst help = () => (helpModule ??= require('./help.cjs'));\n"],
               ['  cliui,\n', '  cliui: (opts) => help().cliui(opts),\n'],
               ['  stringWidth,\n', '  stringWidth: (text) => help().stringWidth(text),\n'],
+              // yargs guesses a version from the package.json nearest to where it is installed (ours
+              // is given after): in our package (its directory, as when yargs is installed under it),
+              // not the bundle's path, which has no node_modules, and would have it read the working directory.
+              ["const mainFilename = __dirname.substring(0, __dirname.lastIndexOf('node_modules'));", "const mainFilename = fileURLToPath(new URL('../../', import.meta.url));"],
               // Its locale files are found relative to its own file: in the bundle, they are copied beside it (below).
               ["directory: resolve(__dirname, '../../../locales')", "directory: fileURLToPath(new URL('./locales', import.meta.url))"],
               // Its assertions load node:assert (some 3 ms) only to fail: they pass without it, and load it to fail as before.
@@ -170,6 +174,8 @@ export async function bundleCli(root) {
         entryFileNames: '[name].js',
         chunkFileNames: '[name]-[hash].js',
         comments: { legal: true, annotation: false, jsdoc: false },
+        // Non-ASCII characters escaped: the source is then a one-byte string, decoded and scanned faster.
+        charset: 'ascii',
       })
     ).output,
   );
