@@ -3,29 +3,16 @@
 // beside the bundle, assertions, the version guess), built-ins taken by require(). The bundled CLI
 // must say exactly what the compiled one (dist/cli/main.js) says: help in every language yargs
 // has, usage errors, reports, exit codes.
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, FIXTURES, ROOT } from './helpers/run.js';
+import { BIN, FIXTURES, ROOT, runCli } from './helpers/run.js';
 
 const UNBUNDLED = join(ROOT, 'test', 'helpers', 'unbundled-cli.mjs');
 const BUNDLE = join(ROOT, 'dist', 'bundle');
 
-function run(script: string, args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const e: NodeJS.ProcessEnv = { ...process.env, LANG: 'C', LC_ALL: undefined, LC_MESSAGES: undefined, LANGUAGE: undefined, ...env };
-    delete e.FORCE_COLOR;
-    for (const [k, v] of Object.entries(e)) if (v === undefined) delete e[k];
-    const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: e, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** Runs with LANG=C unless told otherwise, whatever the tests' own environment says. */
+const run = (script: string, args: string[], env: Record<string, string | undefined> = {}) => runCli(args, { script, env: { LANG: 'C', LC_ALL: undefined, LC_MESSAGES: undefined, LANGUAGE: undefined, ...env } });
 
 async function same(args: string[], env?: Record<string, string | undefined>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const [bundled, compiled] = await Promise.all([run(BIN, args, env), run(UNBUNDLED, args, env)]);
