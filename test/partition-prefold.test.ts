@@ -52,6 +52,16 @@ async function same(options: AnalyzeOptions, n: number): Promise<number> {
   return prefolded;
 }
 
+/** Runs `fn` in a fresh temporary directory, removed afterwards. */
+async function inDir(prefix: string, fn: (dir: string) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  try {
+    await fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** A canonical line. */
 function line(ts: number, resource: string, type: string, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ ts: new Date(ts).toISOString(), type, resource, ownerId: 'w-1', leaseId: `l-${resource}`, ...extra });
@@ -68,11 +78,10 @@ describe('prefold keeps the items fold() keeps', () => {
     expect(prefolded).toBeGreaterThan(0);
   }, 120_000);
 
-  it('on random histories of one input', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sw-prefold-'));
-    let run = 0;
-    let prefolded = 0;
-    try {
+  it('on random histories of one input', () =>
+    inDir('sw-prefold-', async (dir) => {
+      let run = 0;
+      let prefolded = 0;
       await fc.assert(
         fc.asyncProperty(historyArb({ inputs: 1 }), fc.integer({ min: 2, max: 5 }), fc.constantFrom(undefined, 0, 500), fc.constantFrom(undefined, 3), async (h, n, clockSkewMs, maxResources) => {
           const file = join(dir, `${run++}.ndjson`);
@@ -82,14 +91,10 @@ describe('prefold keeps the items fold() keeps', () => {
         { seed: 5151, numRuns: 80 },
       );
       expect(prefolded).toBeGreaterThan(100);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 300_000);
+    }), 300_000);
 
-  it('on a log of several chunks: clock domains, steps back, blank, invalid, declined and over-long lines', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sw-prefold-big-'));
-    try {
+  it('on a log of several chunks: clock domains, steps back, blank, invalid, declined and over-long lines', () =>
+    inDir('sw-prefold-big-', async (dir) => {
       const lines: string[] = [];
       let t = Date.UTC(2026, 2, 1);
       let x = 7;
@@ -124,8 +129,5 @@ describe('prefold keeps the items fold() keeps', () => {
         const merged = mergeReports(parts);
         if (merged.partitions === undefined) expect(renderJson(merged)).toBe(renderJson(await analyze(options)));
       }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  }, 120_000);
+    }), 120_000);
 });
