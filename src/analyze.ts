@@ -414,19 +414,20 @@ async function feedPartition(engine: Engine, merged: ReturnType<typeof mergeByTi
     const folds = (events as FoldedBatch).folds;
     let f = 0;
     let foldAt = folds === undefined || folds.length === 0 ? -1 : folds[0]!;
+    const unfold = (src: number): void => {
+      const n = folds![f + 1]!;
+      const max = folds![f + 2]!;
+      seq[src]! += n;
+      if (max > highest[src]!) highest[src] = max;
+      if (max > newest) newest = max;
+      engine.skipForeign(n, max);
+      f += 3;
+      foldAt = f < folds!.length ? folds![f]! : -1;
+    };
     for (let i = 0; i < events.length; i++) {
       const ev = events[i]!;
       const src = typeof from === 'number' ? from : from[i]!;
-      if (i === foldAt) {
-        const n = folds![f + 1]!;
-        const max = folds![f + 2]!;
-        seq[src]! += n;
-        if (max > highest[src]!) highest[src] = max;
-        if (max > newest) newest = max;
-        engine.skipForeign(n, max);
-        f += 3;
-        foldAt = f < folds!.length ? folds![f]! : -1;
-      }
+      if (i === foldAt) unfold(src);
       const t = ev.ts;
       if (t > highest[src]!) highest[src] = t;
       const at = ++seq[src]!;
@@ -460,6 +461,8 @@ async function feedPartition(engine: Engine, merged: ReturnType<typeof mergeByTi
       engine.atSeq = at;
       engine.push(own);
     }
+    // Folds come with one input only (`from` is its index); none is left after the last item, but one would be counted here.
+    if (foldAt === events.length && typeof from === 'number') unfold(from);
   }
 }
 
