@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { main } from '../dist/cli/main.js';
+// The CLI, bundled by scripts/build.mjs (scripts/bundle.mjs): one module to compile at start-up.
+import { main } from '../dist/bundle/stalewrite.js';
 
 main().catch((err) => {
   process.stderr.write(`stalewrite: internal error: ${err && err.stack ? err.stack : err}\n`);

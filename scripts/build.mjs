@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import standaloneCode from 'ajv/dist/standalone/index.js';
+import { bundleCli } from './bundle.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'src', 'generated');
@@ -40,3 +41,5 @@ if (tsc.status !== 0) process.exit(tsc.status ?? 1);
 // tsc emits no JavaScript sources: copy the generated validators beside the compiled code.
 mkdirSync(join(root, 'dist', 'generated'), { recursive: true });
 for (const f of readdirSync(out)) if (f.endsWith('.js')) copyFileSync(join(out, f), join(root, 'dist', 'generated', f));
+// The CLI as one module with lazy chunks (scripts/bundle.mjs): what bin/stalewrite.js runs.
+await bundleCli(root);

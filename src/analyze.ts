@@ -21,6 +21,8 @@ import { checkAnalyzeOptions } from './model/options.js';
 import { readinessDigest, verdictReasons } from './verdict.js';
 import { folding, ITEM_COPY, ITEM_EVENT, ITEM_EXTRA, PartitionFilter, Placeholder, Witness, type FoldedBatch, type PartitionSpec } from './ingest/partition.js';
 import { MAX_PARTITIONS } from './partition/hash.js';
+import { autoJobs } from './partition/auto.js';
+import { maxWorkers, WORKER_MIN_BYTES } from './ingest/worker-limits.js';
 import { DEFAULT_MAX_LEASE_HOLDERS } from './timeline/lease-holders.js';
 // Loaded when a run needs them (start-up: a plain run loads neither the mapping machinery, nor
 // worker threads, nor the partition code).
@@ -342,7 +344,7 @@ async function jobsFor(options: AnalyzeOptions): Promise<number> {
   if (options.onFinding !== undefined) return 1;
   let bytes = 0;
   for (const f of files) bytes += (await checkFile(f)).size;
-  return (await import('./partition/jobs.js')).autoJobs(bytes);
+  return autoJobs(bytes);
 }
 
 /** The run on `jobs` worker threads, one partition each (partition/jobs.ts). */
@@ -412,19 +414,20 @@ async function feedPartition(engine: Engine, merged: ReturnType<typeof mergeByTi
     const folds = (events as FoldedBatch).folds;
     let f = 0;
     let foldAt = folds === undefined || folds.length === 0 ? -1 : folds[0]!;
+    const unfold = (src: number): void => {
+      const n = folds![f + 1]!;
+      const max = folds![f + 2]!;
+      seq[src]! += n;
+      if (max > highest[src]!) highest[src] = max;
+      if (max > newest) newest = max;
+      engine.skipForeign(n, max);
+      f += 3;
+      foldAt = f < folds!.length ? folds![f]! : -1;
+    };
     for (let i = 0; i < events.length; i++) {
       const ev = events[i]!;
       const src = typeof from === 'number' ? from : from[i]!;
-      if (i === foldAt) {
-        const n = folds![f + 1]!;
-        const max = folds![f + 2]!;
-        seq[src]! += n;
-        if (max > highest[src]!) highest[src] = max;
-        if (max > newest) newest = max;
-        engine.skipForeign(n, max);
-        f += 3;
-        foldAt = f < folds!.length ? folds![f]! : -1;
-      }
+      if (i === foldAt) unfold(src);
       const t = ev.ts;
       if (t > highest[src]!) highest[src] = t;
       const at = ++seq[src]!;
@@ -458,6 +461,8 @@ async function feedPartition(engine: Engine, merged: ReturnType<typeof mergeByTi
       engine.atSeq = at;
       engine.push(own);
     }
+    // Folds come with one input only (`from` is its index); none is left after the last item, but one would be counted here.
+    if (foldAt === events.length && typeof from === 'number') unfold(from);
   }
 }
 
@@ -570,7 +575,6 @@ async function filesForWorkers(sizes: readonly (number | undefined)[], profile: 
   // would lose it on a worker thread: such a profile is run on the main thread.
   const recipeService = profile.recipe.kind === 'mapping' ? (profile.recipe.spec as { service?: string }).service : undefined;
   if (profile.service !== recipeService) return chosen;
-  const { maxWorkers, WORKER_MIN_BYTES } = await import('./ingest/threaded.js');
   const candidates: { i: number; size: number }[] = [];
   sizes.forEach((size, i) => {
     if (size !== undefined && (mode === 'on' || size >= WORKER_MIN_BYTES)) candidates.push({ i, size });

@@ -208,6 +208,36 @@ describe('operation index', () => {
     }
     expect(store.events.live).toBe(max);
   });
+
+  it("keeps an operationId once for its entry, its accepted write and its views, and lets it go with the entry's last holder", () => {
+    const store = new TimelineStore();
+    const id = store.add('r');
+    const index = new OperationIndex(2, store);
+    // ASCII ids are bytes in the texts, shared by holder count; one with a character above 255 is a string per holder.
+    for (const [k, op] of ['op-1', 'op-\u2603'].entries()) {
+      const write = ev(1, 'write', { resource: 'r', operationId: op, fenceToken: 1n });
+      const s = index.touch(id, write);
+      expect(store.texts.live).toBe(k === 0 ? 1 : 2);
+      index.accept(s, write);
+      const view = ev(2, 'write', { resource: 'r', operationId: op, fenceToken: 1n, observer: 'worker' });
+      expect(index.addView(s, view)).toBe(true);
+      expect(index.addView(s, { ...view, line: 3 })).toBe(true);
+      // One operationId, held by the entry, its write and its two views (no leaseId, no owner).
+      expect(store.texts.live).toBe(k === 0 ? 1 : 1 + 4);
+      expect(index.acceptedAt(s)!.operationId).toBe(op);
+      expect(index.viewsAt(s).map((v) => [v.operationId, v.line])).toEqual([
+        [op, 2],
+        [op, 3],
+      ]);
+    }
+    expect(store.texts.live).toBe(5);
+    // Two more entries push both out: their records and their operationIds go.
+    for (const op of ['a', 'b']) index.touch(id, ev(4, 'write', { resource: 'r', operationId: op }));
+    expect(store.events.live).toBe(0);
+    expect(store.texts.live).toBe(2);
+    expect(index.get('r', 'op-1')).toBeUndefined();
+    expect(index.get('r', 'a')).toBeDefined();
+  });
 });
 
 describe('resource names kept as bytes', () => {
@@ -455,8 +485,8 @@ describe('summary records of idle resources', () => {
     expect(store.blobs.live).toBe(300);
     // Two leases, a window of two tokens, the highest write, their identifiers: four 32-byte chunks at most.
     expect(store.blobs.bytes / store.blobs.live).toBeLessThanOrEqual(4 * 36);
-    // The identifiers are in the records: the texts hold only the operation index's (its operationId, its write's two).
-    expect(store.texts.live).toBe(3);
+    // The identifiers are in the records: the texts hold only the operation index's (its operationId, which its write shares, and the write's leaseId).
+    expect(store.texts.live).toBe(2);
     expect(engine.timeline('x0')!.newest!.leaseId).toBe('x0-b'); // read: rebuilt
     expect(store.blobs.live).toBe(299);
   });

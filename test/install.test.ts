@@ -50,9 +50,9 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the packed tarball', () => {
-  it('is named after the package and holds the built code, the validators, the rule docs and nothing test-only', () => {
+  it('is named after the package and holds the built code (the CLI bundle with its licenses), the validators, the rule docs and nothing test-only', () => {
     expect(tarball.endsWith(`${pkg.name}-${pkg.version}.tgz`)).toBe(true);
-    for (const f of ['bin/stalewrite.js', 'dist/cli/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/ingest/parse-worker.js', 'dist/generated/event-validator.js', 'dist/generated/mapping-validator.js', 'docs/rules/accepted-stale-write.md', 'schema/report.schema.json', 'package.json', 'README.md']) {
+    for (const f of ['bin/stalewrite.js', 'dist/cli/main.js', 'dist/bundle/stalewrite.js', 'dist/bundle/help.cjs', 'dist/bundle/locales/en.json', 'dist/bundle/THIRD-PARTY-LICENSES.md', 'dist/index.js', 'dist/index.d.ts', 'dist/ingest/parse-worker.js', 'dist/generated/event-validator.js', 'dist/generated/mapping-validator.js', 'docs/rules/accepted-stale-write.md', 'schema/report.schema.json', 'package.json', 'README.md']) {
       expect(files, f).toContain(f);
     }
     expect(files.filter((f) => /^(src|test|scripts|fixtures|bench|examples|node_modules)\//.test(f))).toEqual([]);

@@ -29,6 +29,7 @@ import { appendSummaryChunks, InputSet, interruptedNote, onStdoutError, openPlan
 
 import { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE, exitCodeFor } from '../model/policy.js';
 import { noEventsParts } from '../verdict.js';
+import { capYoungGeneration } from './young-generation.js';
 import { MAX_PARTITIONS } from '../partition/hash.js';
 export { EXIT_FINDINGS, EXIT_INCONCLUSIVE, EXIT_OK, EXIT_USAGE };
 
@@ -150,7 +151,13 @@ export async function main(argv: string[] = hideBin(process.argv)): Promise<void
       async (args) => {
         // `stalewrite anlyze`: the default command got a mistyped command name as its file.
         if (args._.length === 0) checkMistypedCommand(args.files, COMMANDS, existsSync);
-        process.exitCode = await runAnalyze(args, color);
+        // The young generation held at 8 MB semi-spaces (young-generation.ts) through the report.
+        const uncap = capYoungGeneration();
+        try {
+          process.exitCode = await runAnalyze(args, color);
+        } finally {
+          uncap();
+        }
       },
     )
     .command(

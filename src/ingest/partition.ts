@@ -33,6 +33,8 @@ import type { EventType, LineReader, LockEvent, Observer } from '../model/event.
 import { partitionOf, partitionOfBytes } from '../partition/hash.js';
 import type { KeyLook } from '../profiles/canonical-key.js';
 import type { Profile } from '../profiles/types.js';
+import { DECLINED_LOOK, NOT_LOOKED, type ByteLineBatch } from './lines.js';
+import { isBlankBytes } from './records.js';
 
 export interface PartitionSpec {
   /** This partition, from 0. */
@@ -116,13 +118,65 @@ export type FoldedBatch = LockEvent[] & {
   folds?: number[];
 };
 
-/** Whether one-input partition runs fold (PartitionFilter.fold), and the lines folded so far: for tests, which compare a run with and without. */
-export const folding = { enabled: true, folded: 0 };
+/**
+ * Whether one-input partition runs fold (PartitionFilter.fold) and prefold (PartitionFilter.prefold),
+ * and the lines folded so far (`prefolded`: of them, those never made a placeholder): for tests,
+ * which compare a run with and without.
+ */
+export const folding = { enabled: true, prefold: true, folded: 0, prefolded: 0 };
+
+/** The key reader's look at each line of a batch (ByteLineBatch.looks and the columns beside it). */
+export interface LookColumns {
+  looks: Int32Array;
+  lookTs: Float64Array;
+  lookSource: Int32Array;
+  lookSources: readonly string[];
+}
+
+/**
+ * The key reader's look at every undecoded, non-blank line of `raw`, into the columns (each at
+ * least `raw.lines.length` long): per line the partition (DECLINED_LOOK when the key reader
+ * declines it, NOT_LOOKED for a blank or decoded line), and for a line it read, the time and the
+ * source (an index into the returned list, -1 for the input's default). Shared by the reader of
+ * --jobs (partition/feed.ts) and a one-input partition run (PartitionFilter.lookAhead).
+ */
+export function lookLines(part: PartitionFilter, profile: Profile, raw: ByteLineBatch, looks: Int32Array, lookTs: Float64Array, lookSource: Int32Array): string[] {
+  const { lines, chunk, starts, ends } = raw;
+  const sources: string[] = [];
+  let ids: Map<string, number> | undefined;
+  let last: string | undefined;
+  let lastId = -1;
+  for (let i = 0; i < lines.length; i++) {
+    looks[i] = NOT_LOOKED;
+    lookSource[i] = -1;
+    if (lines[i] !== undefined) continue;
+    const s = starts[i]!;
+    const e = ends[i]!;
+    if (isBlankBytes(chunk, s, e)) continue;
+    const p = part.lookAt(profile, chunk, s, e);
+    looks[i] = p;
+    if (p === DECLINED_LOOK) continue;
+    lookTs[i] = part.look.ts;
+    const source = part.look.source;
+    if (source === undefined) continue;
+    if (source !== last) {
+      let id = (ids ??= new Map()).get(source);
+      if (id === undefined) {
+        ids.set(source, (id = sources.length));
+        sources.push(source);
+      }
+      last = source;
+      lastId = id;
+    }
+    lookSource[i] = lastId;
+  }
+  return sources;
+}
 
 /** Clock domains PartitionFilter.fold follows at most (far below the 10 000 of clock-went-backwards and the Witness): past it, nothing more is folded. */
 export const FOLD_DOMAINS = 1000;
 
-/** What fold() keeps per clock domain. */
+/** What fold() and prefold() keep per clock domain. */
 interface FoldDomain {
   /** The highest time of the domain's items so far. */
   max: number;
@@ -170,6 +224,103 @@ export class PartitionFilter {
     return p;
   }
 
+  /** Whether toEvents prefolds (a one-input run that folds). */
+  get prefolds(): boolean {
+    return this.folding && folding.prefold;
+  }
+
+  /** Columns lookAhead() writes, reused from batch to batch (grown when a batch has more lines). */
+  private columns: LookColumns | undefined;
+  /** The marks prefold() returns, reused likewise. */
+  private marks = new Uint8Array(0);
+
+  /**
+   * lookAt for every line of a batch at once, before any is parsed (a one-input partition run),
+   * so that prefold() sees ahead; toEvents then reads each line's look from the columns. The
+   * columns are valid until the next batch.
+   */
+  lookAhead(profile: Profile, raw: ByteLineBatch): LookColumns {
+    const n = raw.lines.length;
+    let c = this.columns;
+    if (c === undefined || c.looks.length < n) {
+      const size = Math.max(n, 2 * (c?.looks.length ?? 0));
+      c = this.columns = { looks: new Int32Array(size), lookTs: new Float64Array(size), lookSource: new Int32Array(size), lookSources: [] };
+    }
+    c.lookSources = lookLines(this, profile, raw, c.looks, c.lookTs, c.lookSource);
+    return c;
+  }
+
+  /**
+   * fold() before the lines become items: of a batch's lines as the key reader looked at them
+   * (the columns), the ones of other partitions that fold() would fold, marked (1) so that
+   * toEvents only counts them, in their place, and never makes them placeholders. A line is
+   * marked when the key reader read it for another partition, its time is not below the highest
+   * time of its clock domain so far (fold()'s, then this batch's lines), it is not the domain's
+   * first, and the next line of its domain in this batch is another partition's too, read by the
+   * key reader, at a time not below it. Every line the key reader read is one item in the merge
+   * with the time and source it read (an event, or a placeholder), so these are lines fold()
+   * would fold, and what fold() then does with the rest is what it would have done: the same
+   * items are kept. It stops at the first line whose item is not known before it is parsed (one
+   * the key reader declined, or one decoded already); undefined when nothing is marked.
+   */
+  prefold(lines: ByteLineBatch['lines'], c: LookColumns, source: string): Uint8Array | undefined {
+    const n = lines.length;
+    const { looks, lookTs, lookSource, lookSources } = c;
+    const domains = this.domains;
+    let local: Map<string, FoldDomain> | undefined;
+    let fresh = 0;
+    let lastName: string | undefined;
+    let last: FoldDomain | undefined;
+    let marks: Uint8Array | undefined;
+    for (let i = 0; i < n; i++) {
+      const l = lines[i];
+      if (l === null) continue; // over the cap: no item
+      if (l !== undefined) break;
+      const p = looks[i]!;
+      if (p === NOT_LOOKED) continue; // blank: no item
+      if (p === DECLINED_LOOK) break;
+      const id = lookSource[i]!;
+      const name = id < 0 ? source : lookSources[id]!;
+      const t = lookTs[i]!;
+      let d: FoldDomain;
+      if (name === lastName) d = last!;
+      else {
+        let got = local?.get(name);
+        if (got === undefined) {
+          const known = domains.get(name);
+          if (known === undefined) {
+            // The domain's first line: kept (past FOLD_DOMAINS, fold() stops folding here).
+            if (domains.size + ++fresh > FOLD_DOMAINS) break;
+            (local ??= new Map()).set(name, (got = { max: t, candidate: -1 }));
+            lastName = name;
+            last = got;
+            continue;
+          }
+          (local ??= new Map()).set(name, (got = { max: known.max, candidate: -1 }));
+        }
+        d = got;
+        lastName = name;
+        last = got;
+      }
+      const foreign = p !== this.index;
+      const k = d.candidate;
+      if (k !== -1) {
+        if (foreign && t >= lookTs[k]!) {
+          if (marks === undefined) {
+            if (this.marks.length < n) this.marks = new Uint8Array(Math.max(n, 2 * this.marks.length));
+            marks = this.marks;
+            marks.fill(0, 0, n);
+          }
+          marks[k] = 1;
+        }
+        d.candidate = -1;
+      }
+      if (foreign && t >= d.max) d.candidate = i;
+      if (t > d.max) d.max = t;
+    }
+    return marks;
+  }
+
   /** lookAt for a line of text (a line of the string paths that became no event). */
   lookAtText(profile: Profile, text: string): number {
     if (profile.partitionKey === undefined) return -1;
@@ -197,15 +348,15 @@ export class PartitionFilter {
    * The domain's first item, and the last of a batch (whose next item is not known yet), are
    * kept, so the rules meet every domain where a single run does.
    */
-  fold(out: LockEvent[]): FoldedBatch {
-    if (!this.folding) return out;
+  fold(out: LockEvent[], early?: number[]): FoldedBatch {
+    if (!this.folding && early === undefined) return out;
     const n = out.length;
     const domains = this.domains;
     let drop: Uint8Array | undefined;
     let lastSource: string | undefined;
     let last: FoldDomain | undefined;
     const touched: FoldDomain[] = [];
-    let i = 0;
+    let i = this.folding ? 0 : n;
     for (; i < n; i++) {
       const e = out[i]!;
       const t = e.ts;
@@ -243,14 +394,27 @@ export class PartitionFilter {
     }
     // A candidate's next item is in a later batch: it is kept.
     for (const d of touched) d.candidate = -1;
-    if (drop === undefined) return out;
+    if (drop === undefined && early === undefined) return out;
     const kept: FoldedBatch = [];
     const folds: number[] = [];
     let count = 0;
     let max = -Infinity;
-    for (let k = 0; k < n; k++) {
+    let prefolded = 0;
+    // The lines prefold() marked: before item early[x], early[x + 1] lines, the highest of their times early[x + 2].
+    let x = 0;
+    let at = early === undefined ? -1 : early[0]!;
+    for (let k = 0; ; k++) {
+      while (k === at) {
+        const m = early![x + 1]!;
+        count += m;
+        prefolded += m;
+        if (early![x + 2]! > max) max = early![x + 2]!;
+        x += 3;
+        at = x < early!.length ? early![x]! : -1;
+      }
+      if (k === n) break;
       const e = out[k]!;
-      if (drop[k] === 1) {
+      if (drop !== undefined && drop[k] === 1) {
         count++;
         if (e.ts > max) max = e.ts;
         continue;
@@ -262,9 +426,12 @@ export class PartitionFilter {
       }
       kept.push(e);
     }
-    // A folded line's next item in its domain comes after it in this batch: no fold is left over.
+    // A folded line's next item in its domain comes after it in this batch, and so does the next
+    // item of a line prefold() marked: no fold is left over (feedPartition would count one at the end).
+    if (count > 0) folds.push(kept.length, count, max);
     kept.folds = folds;
-    folding.folded += n - kept.length;
+    folding.folded += n - kept.length + prefolded;
+    folding.prefolded += prefolded;
     return kept;
   }
 

@@ -9,7 +9,7 @@ import { fastCanonicalBytes } from '../profiles/fast-canonical-bytes.js';
 import type { FileSummary, InputSummary, LineCounts, Problem } from '../model/report.js';
 import type { Profile } from '../profiles/types.js';
 import { decodeLine, isByteBatch, NOT_LOOKED, type ByteLineBatch, type LineBatch } from './lines.js';
-import type { PartitionFilter } from './partition.js';
+import type { LookColumns, PartitionFilter } from './partition.js';
 import { digestOfBytes, shortenedLine } from './digest.js';
 import { MAX_REMEMBERED_LINE, noteDigest } from './duplicates.js';
 
@@ -138,7 +138,21 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
   const chunk = raw?.chunk;
   const starts = raw?.starts;
   const ends = raw?.ends;
-  const looks = raw?.looks;
+  // The key reader's look at each line: the reader of --jobs sent it; a one-input partition run
+  // takes it for the whole batch first, so that the lines of other partitions that fold() would
+  // fold are marked (prefold) and only counted here, never made placeholders.
+  let cols: LookColumns | undefined = looks0(raw);
+  let skip: Uint8Array | undefined;
+  if (part !== undefined && raw !== undefined && part.prefolds && profile.partitionKey !== undefined) {
+    cols ??= part.lookAhead(profile, raw);
+    skip = part.prefold(raw.lines, cols, source);
+  }
+  const looks = cols?.looks;
+  /** Lines skipped since the last line not skipped, and the highest of their times (see `early`). */
+  let skipped = 0;
+  let skippedMax = -Infinity;
+  /** Triples for fold(): before item early[k], early[k + 1] lines were skipped, the highest of their times early[k + 2]. */
+  let early: number[] | undefined;
   const fastBytes = profile.fastBytes;
   // Lines of a plain file can be read back: events keep where they are instead of the line.
   const offsets = byReference ? batch.offsets : undefined;
@@ -165,6 +179,20 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
     const line = lineNumbers === undefined ? firstLine + i : lineNumbers[i]!;
     if (times !== undefined) origin.wrapperTime = times[i];
     summary.lines++;
+    if (skip !== undefined) {
+      if (skip[i] === 1) {
+        summary.otherPartitions!++;
+        skipped++;
+        const t = cols!.lookTs[i]!;
+        if (t > skippedMax) skippedMax = t;
+        continue;
+      }
+      if (skipped > 0) {
+        (early ??= []).push(out.length, skipped, skippedMax);
+        skipped = 0;
+        skippedMax = -Infinity;
+      }
+    }
     // With a partition: the key reader's verdict on this line (see partition.ts): UNREAD, or
     // OWN when it read this partition's key (the line is then this partition's, event or not).
     let keyed = UNREAD;
@@ -191,7 +219,7 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
       }
       if (part !== undefined) {
         // The cheapest look: another partition's line is not parsed, only placed in the merge.
-        const p = looked === NOT_LOOKED ? part.lookAt(profile, chunk!, s, e) : part.looked(looked, raw!.lookTs![i]!, raw!.lookSource![i]!, raw!.lookSources!);
+        const p = looked === NOT_LOOKED ? part.lookAt(profile, chunk!, s, e) : part.looked(looked, cols!.lookTs[i]!, cols!.lookSource[i]!, cols!.lookSources);
         if (p !== -1 && p !== part.index) {
           summary.otherPartitions!++;
           out.push(part.fromLook(source, file, line, origin.offset, origin.bytes, false, profile));
@@ -304,7 +332,14 @@ export function toEvents(batch: LineBatch | ByteLineBatch, profile: Profile, fil
     summary.expanded += records.length - 1;
     for (const r of records) count(profile.toEvent(r, origin), stats, summary, line, out, part, false, profile);
   }
-  return part === undefined ? out : part.fold(out);
+  if (skipped > 0) (early ??= []).push(out.length, skipped, skippedMax);
+  return part === undefined ? out : part.fold(out, early);
+}
+
+/** The look columns a batch came with (the reader of --jobs), if any. */
+function looks0(raw: ByteLineBatch | undefined): LookColumns | undefined {
+  const looks = raw?.looks;
+  return looks === undefined ? undefined : { looks, lookTs: raw!.lookTs!, lookSource: raw!.lookSource!, lookSources: raw!.lookSources! };
 }
 
 /** The key reader has not looked at the line, looked and could not read it, or read this partition's key. */

@@ -4,7 +4,6 @@
  * same points as when the main thread parses (so --strict stops at the same line and the listed
  * problems are the same).
  */
-import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { LockEvent } from '../model/event.js';
 import type { FileSummary } from '../model/report.js';
@@ -12,14 +11,8 @@ import type { ProfileRecipe } from '../profiles/types.js';
 import { BatchDecoder } from './handover.js';
 import type { ParseJob, WorkerMessage } from './parse-worker.js';
 import type { InputStats } from './records.js';
-
-/** Files at least this large are parsed on a worker thread (below it, starting one costs more than it saves). */
-export const WORKER_MIN_BYTES = 8 * 1024 * 1024;
-
-/** Parsing workers at most: the cores beside the main thread's, and at least one. */
-export function maxWorkers(): number {
-  return Math.max(1, Math.min(4, availableParallelism() - 1));
-}
+// Whether to start workers at all is decided apart (worker-limits.ts), without loading this.
+export { maxWorkers, WORKER_MIN_BYTES } from './worker-limits.js';
 
 // The worker's code is always the built one (tests run the sources, and a worker cannot load TypeScript).
 const WORKER_URL = new URL('../../dist/ingest/parse-worker.js', import.meta.url);

@@ -17,11 +17,11 @@
  * several (the jobs share them); the next chunk of an input is read only when every job has room
  * for it, so the reader never runs ahead of the slowest job by more than that.
  */
-import { DECLINED_LOOK, DEFAULT_MAX_LINE_BYTES, isByteBatch, NOT_LOOKED, readLineBytes, type ByteLineBatch, type LineBatch } from '../ingest/lines.js';
+import { DEFAULT_MAX_LINE_BYTES, isByteBatch, NOT_LOOKED, readLineBytes, type ByteLineBatch, type LineBatch } from '../ingest/lines.js';
 import { fileSource, InputError } from '../ingest/open.js';
 import { sampleOf, type FedItem } from '../ingest/parse-source.js';
-import { PartitionFilter } from '../ingest/partition.js';
-import { firstContentLine, isBlankBytes } from '../ingest/records.js';
+import { lookLines, PartitionFilter } from '../ingest/partition.js';
+import { firstContentLine } from '../ingest/records.js';
 import { Unwrapper } from '../ingest/wrappers.js';
 import type { Profile } from '../profiles/types.js';
 
@@ -243,8 +243,8 @@ export class Feeder {
     const lookSource = sharedInt32(n).fill(-1);
     const starts = sharedInt32(n);
     const ends = sharedInt32(n);
-    const lookSources: string[] = [];
-    const sourceIds = new Map<string, number>();
+    // Before the profile is known every line is blank or over the cap; a blank line is looked at by the job.
+    const lookSources = chosen === undefined || byte === undefined ? [] : lookLines(part, chosen, byte, looks, lookTs, lookSource);
     let texts: [number, string | null][] | undefined;
     const src = byte?.chunk;
     // The bytes from the first whole line's start to the last one's end: the rest of the chunk
@@ -263,21 +263,6 @@ export class Feeder {
       to = e;
       starts[i] = s;
       ends[i] = e;
-      // Before the profile is known every line is blank or over the cap; a blank line is looked at by the job.
-      if (chosen === undefined || isBlankBytes(src!, s, e)) continue;
-      const p = part.lookAt(chosen, src!, s, e);
-      looks[i] = p;
-      if (p === DECLINED_LOOK) continue;
-      lookTs[i] = part.look.ts;
-      const source = part.look.source;
-      if (source !== undefined) {
-        let id = sourceIds.get(source);
-        if (id === undefined) {
-          sourceIds.set(source, (id = lookSources.length));
-          lookSources.push(source);
-        }
-        lookSource[i] = id;
-      }
     }
     // The chunk's bytes the lines are in, at the same places less `from`.
     const base = from === -1 ? 0 : from;

@@ -6,7 +6,6 @@
  * logs) every job reads itself. Findings are passed on as soon as their partition has them (live
  * ndjson), problems and progress as they come.
  */
-import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { Finding, Problem, Report } from '../model/report.js';
 import type { ProfileRecipe } from '../profiles/types.js';
@@ -17,24 +16,9 @@ import { MappingError } from '../profiles/names.js';
 import { MAX_PARTITIONS } from './hash.js';
 import { mergeReports } from './merge.js';
 import { Feeder } from './feed.js';
+// How many jobs `auto` means lives apart (auto.ts): deciding it loads none of this.
+export { autoJobs, JOBS_MIN_BYTES, MAX_AUTO_JOBS, MIN_AUTO_CORES } from './auto.js';
 import type { Profile } from '../profiles/types.js';
-
-/** With `jobs: 'auto'`, inputs of at least this many bytes in all are analysed on every core. */
-export const JOBS_MIN_BYTES = 64 * 1024 * 1024;
-
-/** Worker threads `jobs: 'auto'` starts at most. */
-export const MAX_AUTO_JOBS = 8;
-
-/**
- * Cores `jobs: 'auto'` needs to start jobs at all. On 2 cores the main thread's reader competes
- * with the two jobs (README "Scaling out"); from 3 cores on it has a core of its own.
- */
-export const MIN_AUTO_CORES = 3;
-
-/** The number of jobs `auto` means for inputs of `bytes` in all, on `cores` cores. */
-export function autoJobs(bytes: number, cores = availableParallelism()): number {
-  return bytes >= JOBS_MIN_BYTES && cores >= MIN_AUTO_CORES ? Math.min(MAX_AUTO_JOBS, cores) : 1;
-}
 
 /** What a job's worker thread runs: analyze() of one partition, with plain data only. */
 export interface JobSpec {

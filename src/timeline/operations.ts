@@ -171,7 +171,7 @@ export class OperationIndex {
 
   /** The first accepted decision for the operation, kept unless one is already. */
   accept(s: number, write: LockEvent): void {
-    if (this.accepted[s] === -1) this.accepted[s] = this.events.put(write, this.resources[s]!);
+    if (this.accepted[s] === -1) this.accepted[s] = this.events.put(write, this.resources[s]!, { operationText: this.operationIds[s]! });
   }
 
   /** Add a worker's view (at most MAX_VIEWS); false when there is no more room. */
@@ -179,7 +179,7 @@ export class OperationIndex {
     const n = this.viewCount[s]!;
     if (n >= MAX_VIEWS) return false;
     const events = this.events;
-    const r = events.put(view, this.resources[s]!);
+    const r = events.put(view, this.resources[s]!, { operationText: this.operationIds[s]! });
     events.setNext(r, -1);
     if (n === 0) this.firstView[s] = r;
     else {

@@ -441,9 +441,13 @@ const META_BITS = 0x1ff;
 const USUAL_WRITE = packMeta('write', 'resource', 'accepted');
 const REF = 1 << 9;
 
-/** What a kept event may share with state that holds the same: its lease's leaseId (a handle in the Texts). */
+/**
+ * What a kept event may share with state that holds the same (handles in the Texts): its lease's
+ * leaseId, its operation's operationId (the operation index's entry).
+ */
 export interface SharedStrings {
   readonly leaseText?: number;
+  readonly operationText?: number;
 }
 
 /**
@@ -493,6 +497,12 @@ export class EventPool {
         this.texts.free(own);
         li[lo + E_LEASE] = this.texts.share(leaseText);
       }
+      const op = li[lo + E_OPERATION]!;
+      const operationText = shared?.operationText;
+      if (operationText !== undefined && operationText !== op && this.texts.is(operationText, ev.operationId)) {
+        this.texts.free(op);
+        li[lo + E_OPERATION] = this.texts.share(operationText);
+      }
       return last;
     }
     const r = this.alloc();
@@ -525,7 +535,7 @@ export class EventPool {
     i[io + E_OWNER] = this.owners.ref(ev.ownerId, ownStrings(ev));
     const texts = this.texts;
     i[io + E_LEASE] = s !== undefined && s.leaseText !== undefined && texts.is(s.leaseText, ev.leaseId) ? texts.share(s.leaseText) : texts.put(ev.leaseId);
-    i[io + E_OPERATION] = this.texts.put(ev.operationId);
+    i[io + E_OPERATION] = s !== undefined && s.operationText !== undefined && texts.is(s.operationText, ev.operationId) ? texts.share(s.operationText) : texts.put(ev.operationId);
     return r;
   }
 

@@ -12,12 +12,12 @@ export interface RunResult {
   stderr: string;
 }
 
-/** Run the built CLI as a user would, optionally feeding stdin. */
-export function runCli(args: string[], options: { stdin?: string | Buffer; env?: Record<string, string | undefined>; cwd?: string } = {}): Promise<RunResult> {
+/** Run the built CLI as a user would, optionally feeding stdin (`script`: another entry than bin/stalewrite.js). */
+export function runCli(args: string[], options: { stdin?: string | Buffer; env?: Record<string, string | undefined>; cwd?: string; script?: string } = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const env = { ...process.env, ...options.env };
     delete env.FORCE_COLOR;
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env });
+    const child = spawn(process.execPath, [options.script ?? BIN, ...args], { cwd: options.cwd ?? ROOT, env });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
