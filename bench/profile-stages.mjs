@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 // CPU profile by stage (README "Where the time goes"). Not a test: it prints a table.
 //
-//   node --cpu-prof --cpu-prof-dir=DIR bin/stalewrite.js analyze -f json --jobs 1 FILE > /dev/null
+//   node --cpu-prof --cpu-prof-dir=DIR test/helpers/unbundled-cli.mjs analyze -f json --jobs 1 FILE > /dev/null
+//
+// (The CLI as tsc compiled it: bin/stalewrite.js runs one bundle, whose frames this cannot place
+// in stages; a profile of it is refused.)
 //   node bench/profile-stages.mjs DIR/*.cpuprofile [--functions 30]
 //
 // Each sample goes to one stage: `rules` when a rule is on its stack (with the state queries the
@@ -36,6 +39,10 @@ for (const file of positionals) {
   const parent = new Map();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const self = new Map();
+  if (p.nodes.some((n) => n.callFrame.url.includes('/dist/bundle/'))) {
+    process.stderr.write(`${file}: a profile of the bundled CLI (bin/stalewrite.js); profile test/helpers/unbundled-cli.mjs instead, whose frames name their files\n`);
+    process.exit(2);
+  }
   for (let i = 0; i < p.samples.length; i++) self.set(p.samples[i], (self.get(p.samples[i]) ?? 0) + p.timeDeltas[i]);
   const stages = new Map();
   const fns = new Map();

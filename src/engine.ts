@@ -10,14 +10,14 @@
  * calls it when live input goes quiet), and `finish()` does at the end of input. A view that
  * arrives after its finding was emitted is counted in `lateViews` and joins no finding.
  */
-import { detach, EVENT_TYPES, fieldsOf, isLeaseScoped, type LineReader, type LockEvent } from './model/event.js';
+import { detach, EVENT_TYPES, fieldsOf, isLeaseScoped, RESULTS, type EventType, type LineReader, type LockEvent } from './model/event.js';
 import { PLAIN_SUMMARIES, type Certainty, type EvidenceItem, type Finding, type Readiness, type ResourceSummaries, type ResourceSummary, type Severity, type Uncertainty } from './model/report.js';
 import { formatToken, plural } from './model/format.js';
 import { formatMessage, type MessageData } from './model/message.js';
 import { serviceFacts, type ServiceId } from './model/services.js';
 import { DigestBuilder, isStaleRule, OWN_DIGEST, type ReadinessDigest } from './verdict.js';
 import { isoOf } from './model/time.js';
-import { checkEngineOptions } from './model/options.js';
+import { checkEngineOptions, OptionError } from './model/options.js';
 import type { EvidenceRef, Handler, ReportInput, Rule, RuleContext, RuleOptions } from './rules/types.js';
 import { DEFAULT_MAX_OPERATIONS, OperationIndex } from './timeline/operations.js';
 import type { EventCapture } from './timeline/capture.js';
@@ -715,6 +715,7 @@ interface Dispatch {
 
 /** Each event type's dispatch (the rules' order kept in every list): an index of which handlers each event can need. */
 function dispatchOf(rules: readonly Rule[]): Map<string, Dispatch> {
+  for (const rule of rules) checkGates(rule);
   const out = new Map<string, Dispatch>();
   for (const type of EVENT_TYPES) {
     const entries: { entry: HandlerEntry; results: readonly string[] | undefined }[] = [];
@@ -730,6 +731,31 @@ function dispatchOf(rules: readonly Rule[]): Map<string, Dispatch> {
     out.set(type, { results, lists });
   }
   return out;
+}
+
+/**
+ * A rule's handlers and gates name event types, and a gate names results of its type and guards a
+ * handler the rule has: a rule written in JavaScript could name anything, and a handler or gate
+ * that never runs would go unnoticed (a gate with no result would skip every event).
+ */
+function checkGates(rule: Rule): void {
+  const id = rule.meta?.id ?? '(a rule with no meta.id)';
+  const types: readonly string[] = EVENT_TYPES;
+  for (const type of Object.keys(rule.on)) {
+    if (!types.includes(type)) throw new OptionError('rules', `rule ${id} has a handler for "${type}", which is not an event type (${EVENT_TYPES.join(', ')})`);
+  }
+  for (const [type, gate] of Object.entries(rule.when ?? {})) {
+    if (!types.includes(type)) throw new OptionError('rules', `rule ${id} has a gate (when) for "${type}", which is not an event type (${EVENT_TYPES.join(', ')})`);
+    if (rule.on[type as EventType] === undefined) throw new OptionError('rules', `rule ${id} has a gate (when) for "${type}" but no handler for it`);
+    if (gate === undefined) continue;
+    if (gate.slot !== undefined && gate.slot !== true) throw new OptionError('rules', `rule ${id}: when.${type}.slot must be true or left out`);
+    if (gate.results === undefined) continue;
+    const known = RESULTS[type as EventType];
+    if (!Array.isArray(gate.results) || gate.results.length === 0) throw new OptionError('rules', `rule ${id}: when.${type}.results must name at least one result (${known.join(', ')})`);
+    for (const r of gate.results) {
+      if (!known.includes(r)) throw new OptionError('rules', `rule ${id}: when.${type}.results names "${String(r)}", which is not a result of ${type} (${known.join(', ')})`);
+    }
+  }
 }
 
 /** A finding's message, id and data, rendered from one of the rule's templates. */

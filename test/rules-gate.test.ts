@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { analyze, type AnalyzeOptions, type Report } from '../src/index.js';
+import { analyze, Engine, type AnalyzeOptions, type Report } from '../src/index.js';
 import { analysisOptions, findCases, readExpectation } from '../src/check/cases.js';
 import { rules } from '../src/rules/index.js';
 import type { Rule } from '../src/rules/types.js';
@@ -131,4 +131,26 @@ describe('rule gates (Rule.when)', () => {
     );
     expect(findings).toBeGreaterThan(50);
   }, 120_000);
+});
+
+describe('a rule whose handlers or gates name what does not exist is refused', () => {
+  const base = { meta: rules[0]!.meta, messages: {} } as const;
+  const bad: [string, Partial<Rule>, RegExp][] = [
+    ['a handler for no event type', { on: { writ: () => {} } as Rule['on'] }, /handler for "writ", which is not an event type/],
+    ['a gate for no event type', { on: { write: () => {} }, when: { writ: { results: ['accepted'] } } as Rule['when'] }, /gate \(when\) for "writ"/],
+    ['a gate with no handler', { on: { write: () => {} }, when: { acquire: { results: ['granted'] } } }, /gate \(when\) for "acquire" but no handler/],
+    ['a gate with no result', { on: { write: () => {} }, when: { write: { results: [] } } }, /must name at least one result/],
+    ['a result of another type', { on: { write: () => {} }, when: { write: { results: ['granted'] } } }, /names "granted", which is not a result of write/],
+    ['a slot gate that is not true', { on: { write: () => {} }, when: { write: { slot: false as unknown as true } } }, /slot must be true/],
+  ];
+  for (const [what, rule, message] of bad) {
+    it(what, () => {
+      const r = { ...base, ...rule } as Rule;
+      expect(() => new Engine({ rules: [r] })).toThrow(message);
+      expect(() => new Engine({ rules: [r] })).toThrow(expect.objectContaining({ name: 'OptionError', option: 'rules' }));
+    });
+  }
+  it('every built-in rule passes the check', () => {
+    expect(new Engine({ rules })).toBeInstanceOf(Engine);
+  });
 });

@@ -17,7 +17,8 @@ describe('young generation cap (CLI)', () => {
 
   it('knows which V8s have the growth factor', () => {
     expect(knownV8('11.3.244.8-node.38')).toBe(true);
-    expect(knownV8('13.6.233.10-node.28')).toBe(true);
+    expect(knownV8('12.4.254.21-node.33')).toBe(false);
+    expect(knownV8('13.6.233.10-node.28')).toBe(false);
     expect(knownV8('10.2.154.26-node.1')).toBe(false);
     expect(knownV8('14.0.1')).toBe(false);
   });

@@ -20,13 +20,12 @@ const POLL_MS = 25;
 const DEFAULT_GROWTH_FACTOR = 2;
 
 /**
- * V8s known to have the flag (11 to 13; Node 20 to 24). Another is left alone: V8 answers an
- * unknown flag on stderr. (Some later V8s hold the factor at 2 or more: there the cap does
- * nothing, and the run is as it would be without it.)
+ * The V8 the cap was measured on (11: Node 20). Another is left alone: an unknown flag is
+ * answered on stderr, and later V8s may hold the factor at 2 or more (a flag implication), where
+ * setting it at run time was never measured.
  */
 export function knownV8(version = process.versions.v8): boolean {
-  const major = Number(version.split('.')[0]);
-  return major >= 11 && major <= 13;
+  return Number(version.split('.')[0]) === 11;
 }
 
 /** Whether the process's own flags size the young generation (then they are left to do so). */
@@ -51,13 +50,19 @@ export function capYoungGeneration(capMb = SEMI_SPACE_CAP_MB): () => void {
   let capped = false;
   // Looked at all along: should V8 shrink the young generation (a pause in the input), it may
   // grow again up to the cap.
+  // A failure here (a runtime whose V8 answers otherwise) must not end the analysis: the cap
+  // stops and V8 is left as it is.
   const check = (): void => {
-    const at = youngBytes() >= cap;
-    if (at === capped) return;
-    setFlagsFromString(`--semi-space-growth-factor=${at ? 1 : DEFAULT_GROWTH_FACTOR}`);
-    capped = at;
+    try {
+      const at = youngBytes() >= cap;
+      if (at === capped) return;
+      setFlagsFromString(`--semi-space-growth-factor=${at ? 1 : DEFAULT_GROWTH_FACTOR}`);
+      capped = at;
+    } catch {
+      clearInterval(timer);
+    }
   };
-  const timer = setInterval(check, POLL_MS);
+  const timer: ReturnType<typeof setInterval> = setInterval(check, POLL_MS);
   timer.unref();
   check();
   return () => {
