@@ -243,8 +243,7 @@ export class Engine {
         return s;
       },
       peek() {
-        const i = self.slotOf[self.currentIndex]!;
-        return i < 0 ? undefined : self.store.slots.get(self.currentTimeline!.id)?.[i];
+        return self.slotAt(self.currentIndex, self.currentTimeline!.id);
       },
     };
   }
@@ -383,16 +382,19 @@ export class Engine {
     if (max > this.globalTime) this.globalTime = max;
   }
 
+  /** The slot of rule `index` for resource `id` (context.peek()), undefined while it has none. */
+  private slotAt(index: number, id: number): unknown {
+    const i = this.slotOf[index]!;
+    return i < 0 ? undefined : this.store.slots.get(id)?.[i];
+  }
+
   /** Run the handlers of `list` for the event, on the timeline (none for another partition's line). */
   private handle(list: readonly HandlerEntry[], event: LockEvent, timeline: ResourceTimeline | undefined): void {
     this.currentTimeline = timeline;
     for (let i = 0; i < list.length; i++) {
       const h = list[i]!;
-      // Gated on the rule's slot (Rule.when): skipped while the rule has none for this resource.
-      if (h.slot) {
-        const at = this.slotOf[h.index]!;
-        if (at < 0 || this.store.slots.get(timeline!.id)?.[at] === undefined) continue;
-      }
+      // Gated on the rule's slot (Rule.when): skipped while the rule has none for this resource (peek() would give none).
+      if (h.slot && this.slotAt(h.index, timeline!.id) === undefined) continue;
       this.currentRule = h.rule;
       this.currentIndex = h.index;
       h.handle(event, this.context);
@@ -558,7 +560,7 @@ export class Engine {
         const t = store.view(0);
         for (let i = 0; i < n; i++) {
           t.id = ids[i]!;
-          if (d.add(t.rare === undefined ? 'untested' : readinessOf(t).readiness)) d.name(summarise(t));
+          if (d.add(readinessOf(t).readiness)) d.name(summarise(t));
         }
         return d.digest();
       },

@@ -491,18 +491,8 @@ export class EventPool {
       const lo = (last & PAGE_MASK) * EI;
       li[lo + E_META]! += REF;
       // Kept first without its lease (by the operation index): share the lease's leaseId now.
-      const own = li[lo + E_LEASE]!;
-      const leaseText = shared?.leaseText;
-      if (leaseText !== undefined && leaseText !== own && this.texts.is(leaseText, ev.leaseId)) {
-        this.texts.free(own);
-        li[lo + E_LEASE] = this.texts.share(leaseText);
-      }
-      const op = li[lo + E_OPERATION]!;
-      const operationText = shared?.operationText;
-      if (operationText !== undefined && operationText !== op && this.texts.is(operationText, ev.operationId)) {
-        this.texts.free(op);
-        li[lo + E_OPERATION] = this.texts.share(operationText);
-      }
+      this.adopt(li, lo + E_LEASE, shared?.leaseText, ev.leaseId);
+      this.adopt(li, lo + E_OPERATION, shared?.operationText, ev.operationId);
       return last;
     }
     const r = this.alloc();
@@ -531,12 +521,23 @@ export class EventPool {
     const extra = d.text ?? d.fields;
     if (extra !== undefined || r < this.extra.length) this.extra[r] = extra;
     // Strings of an event by reference that holds neither its line nor a record are its own (see keep()).
-    const s = shared;
     i[io + E_OWNER] = this.owners.ref(ev.ownerId, ownStrings(ev));
-    const texts = this.texts;
-    i[io + E_LEASE] = s !== undefined && s.leaseText !== undefined && texts.is(s.leaseText, ev.leaseId) ? texts.share(s.leaseText) : texts.put(ev.leaseId);
-    i[io + E_OPERATION] = s !== undefined && s.operationText !== undefined && texts.is(s.operationText, ev.operationId) ? texts.share(s.operationText) : texts.put(ev.operationId);
+    i[io + E_LEASE] = this.textFor(shared?.leaseText, ev.leaseId);
+    i[io + E_OPERATION] = this.textFor(shared?.operationText, ev.operationId);
     return r;
+  }
+
+  /** A Texts handle for `value`: the shared one (SharedStrings) when it holds the same text, else one of its own. */
+  private textFor(shared: number | undefined, value: string | undefined): number {
+    return shared !== undefined && this.texts.is(shared, value) ? this.texts.share(shared) : this.texts.put(value);
+  }
+
+  /** The record's handle at `at` swapped for the shared one when that holds the same text (its own let go). */
+  private adopt(li: Int32Array, at: number, shared: number | undefined, value: string | undefined): void {
+    const own = li[at]!;
+    if (shared === undefined || shared === own || !this.texts.is(shared, value)) return;
+    this.texts.free(own);
+    li[at] = this.texts.share(shared);
   }
 
   /**
