@@ -32,7 +32,7 @@
 import type { EventType, LineReader, LockEvent, Observer } from '../model/event.js';
 import { partitionOf, partitionOfBytes } from '../partition/hash.js';
 import type { KeyLook } from '../profiles/canonical-key.js';
-import type { Profile } from '../profiles/types.js';
+import type { KeyBatchReader, Profile } from '../profiles/types.js';
 import { DECLINED_LOOK, NOT_LOOKED, type ByteLineBatch } from './lines.js';
 import { isBlankBytes } from './records.js';
 
@@ -146,6 +146,8 @@ export function lookLines(part: PartitionFilter, profile: Profile, raw: ByteLine
   let ids: Map<string, number> | undefined;
   let last: string | undefined;
   let lastId = -1;
+  // The whole chunk's lines in one pass where the profile can (the same answers as line by line).
+  const batch = profile.partitionKeys?.scan(chunk, starts, ends, lines.length) === true ? profile.partitionKeys : undefined;
   for (let i = 0; i < lines.length; i++) {
     looks[i] = NOT_LOOKED;
     lookSource[i] = -1;
@@ -153,7 +155,7 @@ export function lookLines(part: PartitionFilter, profile: Profile, raw: ByteLine
     const s = starts[i]!;
     const e = ends[i]!;
     if (isBlankBytes(chunk, s, e)) continue;
-    const p = part.lookAt(profile, chunk, s, e);
+    const p = batch === undefined ? part.lookAt(profile, chunk, s, e) : part.lookIn(batch, chunk, i);
     looks[i] = p;
     if (p === DECLINED_LOOK) continue;
     lookTs[i] = part.look.ts;
@@ -208,6 +210,17 @@ export class PartitionFilter {
   lookAt(profile: Profile, b: Uint8Array, s: number, e: number): number {
     const read = profile.partitionKey;
     if (read === undefined || !read(b, s, e, this.look)) return -1;
+    return this.partitionOfLook(b);
+  }
+
+  /** lookAt for line k of the chunk `b` that `batch` scanned last (Profile.partitionKeys). */
+  lookIn(batch: KeyBatchReader, b: Uint8Array, k: number): number {
+    if (!batch.read(k, this.look)) return -1;
+    return this.partitionOfLook(b);
+  }
+
+  /** The partition of the key in `look`, read from `b`. */
+  private partitionOfLook(b: Uint8Array): number {
     const l = this.look;
     return l.key === undefined ? partitionOfBytes(b, l.keyStart, l.keyEnd, this.count) : partitionOf(l.key, this.count);
   }

@@ -41,8 +41,14 @@ const K_HOST = 6;
 const STRING = 1;
 const SCALAR = 2;
 
-/** Per slot: the value's start and end in the line, its kind, and whether it is plain ASCII without escapes (reused, line after line). */
-const AT = new Int32Array(4 * 7);
+/**
+ * Per slot: the value's start and end in the line, its kind, and whether it is plain ASCII without
+ * escapes (reused, line after line). Slot k (K_RESOURCE…K_HOST) is at 4 * (k - 1): the layout the
+ * WebAssembly pass (key-scan.c) writes too, so finishLook reads either.
+ */
+const AT = new Int32Array(4 * 6);
+/** Ints per slot in AT, and where slot k starts. */
+const at = (k: number) => 4 * (k - 1);
 
 /** The key whose bytes are [s, e) (after the opening quote, before the closing one): its slot, or 0. */
 function keyOf(b: Uint8Array, s: number, e: number): number {
@@ -114,27 +120,37 @@ function decodeString(b: Uint8Array, s: number, e: number): string | undefined {
  * into `out`. False when the line must be parsed in full to tell.
  */
 export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook): boolean {
+  const seen = scanLine(b, start, end);
+  return seen !== -1 && finishLook(b, seen, AT, 0, out);
+}
+
+/**
+ * The structural pass over the line at bytes [start, end): its top-level keys, the values of the
+ * keys read into AT. The bits of the slots seen, or -1 when the line must be parsed in full.
+ * key-scan.c is the same pass in WebAssembly, over a whole chunk at once (key-scan.ts).
+ */
+function scanLine(b: Uint8Array, start: number, end: number): number {
   const n = end;
   let i = start;
   while (i < n && b[i] === 32) i++;
-  if (i >= n || b[i] !== 123) return false;
+  if (i >= n || b[i] !== 123) return -1;
   i++;
   while (i < n && b[i] === 32) i++;
   let seen = 0;
   for (;;) {
-    if (i >= n || b[i] !== 34) return false;
+    if (i >= n || b[i] !== 34) return -1;
     const ks = ++i;
     // The byte after the line (a newline or CR in the chunk, or past its end) stops the scan too.
     let k = SKIP[b[i]!]!;
     while (k === 0 && i < n) k = SKIP[b[++i]!]!;
-    if (k !== 1 || i >= n) return false; // an escaped key (the full parse says what it is), or the line ends
+    if (k !== 1 || i >= n) return -1; // an escaped key (the full parse says what it is), or the line ends
     const bit = keyOf(b, ks, i);
     i++;
     while (i < n && b[i] === 32) i++;
-    if (i >= n || b[i] !== 58) return false;
+    if (i >= n || b[i] !== 58) return -1;
     i++;
     while (i < n && b[i] === 32) i++;
-    if (i >= n) return false;
+    if (i >= n) return -1;
     const c = b[i]!;
     let vs: number;
     let ve: number;
@@ -146,7 +162,7 @@ export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook)
       for (;;) {
         let d = table[b[i]!]!;
         while (d === 0 && i < n) d = table[b[++i]!]!;
-        if (i >= n) return false;
+        if (i >= n) return -1;
         if (d === 1) break;
         plain = false;
         i += d === 2 ? 2 : 1;
@@ -155,9 +171,9 @@ export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook)
       i++;
       kind = STRING;
     } else if (c === 123 || c === 91) {
-      if (bit !== 0) return false; // a nested resource, ts or source: invalid, or ECS's host object
+      if (bit !== 0) return -1; // a nested resource, ts or source: invalid, or ECS's host object
       const e = nestedEnd(b, i, n);
-      if (e === -1) return false;
+      if (e === -1) return -1;
       vs = i;
       ve = i = e;
       kind = 0;
@@ -168,37 +184,46 @@ export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook)
       kind = SCALAR;
     }
     if (bit !== 0) {
-      if ((seen & (1 << bit)) !== 0) return false; // written twice: the full parse decides
+      if ((seen & (1 << bit)) !== 0) return -1; // written twice: the full parse decides
       seen |= 1 << bit;
-      const at = 4 * bit;
-      AT[at] = vs;
-      AT[at + 1] = ve;
-      AT[at + 2] = kind;
-      AT[at + 3] = plain ? 1 : 0;
+      const a = at(bit);
+      AT[a] = vs;
+      AT[a + 1] = ve;
+      AT[a + 2] = kind;
+      AT[a + 3] = plain ? 1 : 0;
     }
     while (i < n && b[i] === 32) i++;
-    if (i >= n) return false;
+    if (i >= n) return -1;
     if (b[i] === 44) {
       i++;
       while (i < n && b[i] === 32) i++;
       continue;
     }
-    if (b[i] !== 125) return false;
+    if (b[i] !== 125) return -1;
     i++;
     break;
   }
   while (i < n && b[i] === 32) i++;
-  if (i !== n || (seen & (1 << K_RESOURCE)) === 0 || (seen & (1 << K_TS)) === 0 || AT[4 * K_RESOURCE + 2] !== STRING) return false;
+  if (i !== n || (seen & (1 << K_RESOURCE)) === 0 || (seen & (1 << K_TS)) === 0 || AT[at(K_RESOURCE) + 2] !== STRING) return -1;
+  return seen;
+}
+
+/**
+ * The rest of readKey once the structure is read: the slots seen (`seen`), their values at `base`
+ * of `slots` (AT's layout, in AT or in the WebAssembly pass's output) over the line's bytes `b`.
+ * Into `out`; false when the line must be parsed in full.
+ */
+export function finishLook(b: Uint8Array, seen: number, slots: Int32Array, base: number, out: KeyLook): boolean {
   const hasSource = (seen & (1 << K_SOURCE)) !== 0;
   // A source that is not a non-empty string: invalid, the parse says so.
-  if (hasSource && (AT[4 * K_SOURCE + 2] !== STRING || AT[4 * K_SOURCE + 1] === AT[4 * K_SOURCE])) return false;
+  if (hasSource && (slots[base + at(K_SOURCE) + 2] !== STRING || slots[base + at(K_SOURCE) + 1] === slots[base + at(K_SOURCE)])) return false;
 
   let ts: number | undefined;
-  const tsS = AT[4 * K_TS]!;
-  const tsE = AT[4 * K_TS + 1]!;
-  const tsKind = AT[4 * K_TS + 2];
+  const tsS = slots[base + at(K_TS)]!;
+  const tsE = slots[base + at(K_TS) + 1]!;
+  const tsKind = slots[base + at(K_TS) + 2];
   if (tsKind === STRING) {
-    if (AT[4 * K_TS + 3] === 1) ts = timestampAt(b, tsS, tsE);
+    if (slots[base + at(K_TS) + 3] === 1) ts = timestampAt(b, tsS, tsE);
     else {
       const text = decodeString(b, tsS, tsE);
       if (text === undefined) return false;
@@ -213,18 +238,18 @@ export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook)
 
   let source: string | undefined;
   if (hasSource) {
-    source = value(b, K_SOURCE);
+    source = value(b, slots, base, K_SOURCE);
     if (source === undefined) return false; // an escaped source the parse must read
   } else {
     // The logger's host, as hostOf() takes it: a non-empty string, `hostname` before `host.name`.
-    if ((seen & (1 << K_HOSTNAME)) !== 0) source = value(b, K_HOSTNAME);
-    if ((source === undefined || source === '') && (seen & (1 << K_HOST_NAME)) !== 0) source = value(b, K_HOST_NAME);
+    if ((seen & (1 << K_HOSTNAME)) !== 0) source = value(b, slots, base, K_HOSTNAME);
+    if ((source === undefined || source === '') && (seen & (1 << K_HOST_NAME)) !== 0) source = value(b, slots, base, K_HOST_NAME);
     if (source === '') source = undefined;
   }
 
-  const resS = AT[4 * K_RESOURCE]!;
-  const resE = AT[4 * K_RESOURCE + 1]!;
-  if (AT[4 * K_RESOURCE + 3] === 1) {
+  const resS = slots[base + at(K_RESOURCE)]!;
+  const resE = slots[base + at(K_RESOURCE) + 1]!;
+  if (slots[base + at(K_RESOURCE) + 3] === 1) {
     out.keyStart = resS;
     out.keyEnd = resE;
     out.key = undefined;
@@ -239,12 +264,12 @@ export function readKey(b: Uint8Array, start: number, end: number, out: KeyLook)
 }
 
 /** The string in `slot` (undefined unless it is a non-empty string, or one whose escapes do not decode). */
-function value(b: Uint8Array, slot: number): string | undefined {
-  const at = 4 * slot;
-  const s = AT[at]!;
-  const e = AT[at + 1]!;
-  if (AT[at + 2] !== STRING || e === s) return undefined;
-  return AT[at + 3] === 1 ? intern(b, s, e) : decodeString(b, s, e);
+function value(b: Uint8Array, slots: Int32Array, base: number, slot: number): string | undefined {
+  const a = base + at(slot);
+  const s = slots[a]!;
+  const e = slots[a + 1]!;
+  if (slots[a + 2] !== STRING || e === s) return undefined;
+  return slots[a + 3] === 1 ? intern(b, s, e) : decodeString(b, s, e);
 }
 
 function latin1(b: Uint8Array, s: number, e: number): string {

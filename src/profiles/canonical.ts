@@ -9,6 +9,7 @@ import { keyGuard, repeatedKey, scanTopLevelKey } from './scan.js';
 import { fastCanonicalEvent } from './fast-canonical.js';
 import { fastCanonicalBytes } from './fast-canonical-bytes.js';
 import { readKey } from './canonical-key.js';
+import { keyScan } from './key-scan.js';
 
 /** The validator of schema/event.schema.json, precompiled by ajv at build time (scripts/build.mjs). */
 export const validateEvent = validateEventRecord;
@@ -18,6 +19,7 @@ export const canonical: Profile = {
   fastEvent: fastCanonicalEvent,
   fastBytes: fastCanonicalBytes,
   partitionKey: readKey,
+  partitionKeys: keyScan,
   recipe: { kind: 'canonical' },
   toEvent(record, origin) {
     const dup = origin.text === undefined ? undefined : repeatedKey(origin.text, record, CANONICAL_GUARD);

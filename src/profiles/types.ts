@@ -1,5 +1,13 @@
 import type { LockEvent } from '../model/event.js';
 import type { KeyLook } from './canonical-key.js';
+
+/** A profile's partition key reader over a chunk's lines at once (Profile.partitionKeys). */
+export interface KeyBatchReader {
+  /** Read lines [0, count) of `chunk` (line k is bytes [starts[k], ends[k])); false when it cannot here (read line by line then). */
+  scan(chunk: Uint8Array, starts: ArrayLike<number>, ends: ArrayLike<number>, count: number): boolean;
+  /** What partitionKey gives for line k of the chunk scanned last, into `out`. */
+  read(k: number, out: KeyLook): boolean;
+}
 import type { ServiceId } from '../model/services.js';
 
 /** Where a record came from. */
@@ -68,6 +76,11 @@ export interface Profile {
    * when only the full parse can tell. When the line is an event, they must be the event's.
    */
   readonly partitionKey?: (bytes: Uint8Array, start: number, end: number, out: KeyLook) => boolean;
+  /**
+   * Optional: partitionKey over every line of a chunk at once (faster), with the same answers.
+   * One per thread, one batch at a time: scan() a chunk's lines, then read() each.
+   */
+  readonly partitionKeys?: KeyBatchReader;
   toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null;
   /**
    * It may give lease-scoped events (resource LEASE_SCOPED: a session or lease ended wherever it

@@ -1,0 +1,226 @@
+/**
+ * The canonical key reader over a whole chunk (src/profiles/key-scan.ts, its structural pass in
+ * WebAssembly from key-scan.c) gives exactly what readKey() gives line by line: on every fixture
+ * line, on hostile lines and on random ones, wherever the line sits in its chunk. The committed
+ * module is key-scan.c compiled; a partition run that cannot run WebAssembly (`--jitless`) reads
+ * line by line and writes the same report.
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { readKey, type KeyLook } from '../src/profiles/canonical-key.js';
+import { KeyScan, MAX_CHUNK } from '../src/profiles/key-scan.js';
+import { KEY_SCAN_WASM } from '../src/profiles/key-scan-wasm.js';
+import { canonical } from '../src/profiles/canonical.js';
+import { filesUnder } from './helpers/paths.js';
+import { BIN, FIXTURES, ROOT } from './helpers/run.js';
+
+const blank = (): KeyLook => ({ keyStart: -1, keyEnd: -1, key: undefined, ts: Number.NaN, source: undefined });
+
+/** Pack `lines` into one chunk (each followed by `sep`), scan it at once, and compare every line with readKey. */
+function compareChunk(lines: Buffer[], sep = '\n', scanner = new KeyScan()): { read: number } {
+  const parts: Buffer[] = [];
+  const starts: number[] = [];
+  const ends: number[] = [];
+  let at = 0;
+  lines.forEach((l, k) => {
+    starts.push(at);
+    ends.push(at + l.length);
+    parts.push(l);
+    at += l.length;
+    // The last line ends the chunk (no separator after it): the pass must not read past it.
+    if (k < lines.length - 1) {
+      parts.push(Buffer.from(sep));
+      at += sep.length;
+    }
+  });
+  const chunk = Buffer.concat(parts);
+  expect(scanner.scan(chunk, Int32Array.from(starts), Int32Array.from(ends), lines.length)).toBe(true);
+  let read = 0;
+  for (let k = 0; k < lines.length; k++) {
+    const a = blank();
+    const b = blank();
+    const batch = scanner.read(k, a);
+    const one = readKey(chunk, starts[k]!, ends[k]!, b);
+    const text = lines[k]!.toString('latin1');
+    expect(batch, text).toBe(one);
+    if (one) {
+      read++;
+      expect(a, text).toEqual(b);
+    }
+  }
+  return { read };
+}
+
+const T = '"ts":"2026-03-01T10:00:00.000Z","type":"write","result":"accepted"';
+/** Lines readKey reads and lines it declines, one of each way (as test/partition.test.ts has them, and more). */
+const HOSTILE = [
+  `{${T},"resource":"orders\\/42"}`,
+  `{${T},"resource":"\\u006frders/42"}`,
+  `{${T},"resource":"caf\\u00e9"}`,
+  `{${T},"resource":"café"}`,
+  `{${T},"resource":"\\ud83d\\ude00 x"}`,
+  `{${T},"resource":"a\\"b"}`,
+  `{${T},"resource":"a\\\\"}`,
+  `{${T},"resource":"r","msg":"say \\"hi\\" \\/ \\u00e9 ✓ \\"resource\\":\\"x\\""}`,
+  `{${T},"resource":"r","meta":{"resource":"other","a":[1,{"b":"}"}]}}`,
+  `{"meta":{"resource":"other"},${T},"resource":"r"}`,
+  `{${T},"resource":"r","list":[1,2,"]"]}`,
+  `{${T},"resource":"r","hostname":"app-1"}`,
+  `{${T},"resource":"r","hostname":"","host.name":"node-9"}`,
+  `{${T},"resource":"r","host.name":"node-9","hostname":"app-1"}`,
+  `{${T},"resource":"r","hostname":7,"host.name":"n"}`,
+  `{${T},"resource":"r","source":"db","hostname":"app-1"}`,
+  `{${T},"resource":"r","source":"d\\u0062"}`,
+  `{${T},"resource":"r","source":""}`,
+  `{${T},"resource":"r","source":7}`,
+  `{${T},"resource":"r","host":"web"}`,
+  `{${T},"resource":"r","host":{"name":"web"}}`,
+  `{${T},"resource":"r","resource":"s"}`,
+  `{${T},"ts":"2026-03-01T10:00:01Z","resource":"r"}`,
+  `{${T},"r\\u0065source":"s","resource":"r"}`,
+  `{${T},"resource":{"id":"r"}}`,
+  `{${T},"resource":["r"]}`,
+  `{${T},"resource":7}`,
+  `{${T},"resource":null}`,
+  `{"ts":1772359200000,"type":"acquire","resource":"r"}`,
+  `{"ts":1772359200000.5,"type":"acquire","resource":"r"}`,
+  `{"ts":1.7723592e12,"type":"acquire","resource":"r"}`,
+  `{"ts":"2026-03-01T11:00:00+01:00","type":"acquire","resource":"r"}`,
+  `{"ts":"2026-03-01T10:00:00\\u002e5Z","type":"acquire","resource":"r"}`,
+  `{"ts":"yesterday","type":"acquire","resource":"r"}`,
+  `{"ts":true,"type":"acquire","resource":"r"}`,
+  ` { "ts" : "2026-03-01T10:00:00Z" , "type" : "acquire" , "resource" : "r" } `,
+  `{"ts":"2026-03-01T10:00:00Z",\t"resource":"r"}`,
+  `{"ts":"2026-03-01T10:00:00Z","resource":"r"`,
+  `{"ts":"2026-03-01T10:00:00Z","resource":"r"}x`,
+  `{"ts":"2026-03-01T10:00:00Z","resource":"r",}`,
+  `{"ts":"2026-03-01T10:00:00Z","resource":"r\\`,
+  `{"ts":"2026-03-01T10:00:00Z","resource":"r","x":"\\`,
+  `{"ts":"2026-03-01T10:00:00Z","resource":"r","x":{"y":"\\"}`,
+  `{"ts":"2026-03-01T10:00:00Z","resource":"r","x":[[[`,
+  `{"resource":"","type":"acquire","ts":"2026-03-01T10:00:00Z"}`,
+  `{"resource":"${'long-'.repeat(40)}","ts":"2026-03-01T10:00:00Z","msg":"${'m'.repeat(3000)}"}`,
+  `{"resource":"r","ts":"2026-03-01T10:00:00Z","msg":"${'é'.repeat(100)}\\"${'q'.repeat(40)}"}`,
+  `[1,2]`,
+  `"just a string"`,
+  `{}`,
+  ``,
+  `   `,
+  `{`,
+  `{"`,
+  `{"ts`,
+];
+
+describe('the key reader over a whole chunk', () => {
+  it('gives what readKey gives on every fixture line', () => {
+    const lines: Buffer[] = [];
+    for (const file of filesUnder(FIXTURES, (p) => /\.(ndjson|jsonl|log|json)$/.test(p) && !p.endsWith('expect.json'))) {
+      for (const line of readFileSync(file).toString('latin1').split('\n')) lines.push(Buffer.from(line.endsWith('\r') ? line.slice(0, -1) : line, 'latin1'));
+    }
+    expect(lines.length).toBeGreaterThan(800);
+    const { read } = compareChunk(lines);
+    expect(read).toBeGreaterThan(400);
+  });
+
+  it('gives what readKey gives on hostile lines, one by one, all in one chunk, and at the chunk\'s end', () => {
+    const lines = HOSTILE.map((l) => Buffer.from(l, 'utf8'));
+    const scanner = new KeyScan();
+    for (const l of lines) compareChunk([l], '\n', scanner);
+    expect(compareChunk(lines, '\n', scanner).read).toBeGreaterThan(20);
+    compareChunk(lines, '\r\n', scanner);
+    // Each line last in its chunk, after every other.
+    for (let k = 0; k < lines.length; k++) compareChunk([...lines.slice(0, k), ...lines.slice(k + 1), lines[k]!], '\n', scanner);
+  });
+
+  it('gives what readKey gives on random lines: keys in any order, escaped, nested, repeated, cut short', () => {
+    const keys = ['ts', 'resource', 'source', 'hostname', 'host.name', 'host', 'type', 'msg', 'x', 'r\\u0065source', 'ts ', 'resourc', 'resources', 'hos', 'hostnam'];
+    const str = fc.oneof(
+      fc.constantFrom('r', 'res-1', '', 'a\\"b', 'a\\\\', '\\u00e9', 'café', 'x\\/y', '\\ud800', '"', '2026-03-01T10:00:00.000Z', '2026-03-01T10:00:00Z', '2026-03-01T10:00:00.5z', '2026-02-30T10:00:00Z', '1772359200000'),
+      fc.string({ maxLength: 24 }).map((s) => JSON.stringify(s).slice(1, -1)),
+      fc.string({ unit: 'grapheme', maxLength: 8 }),
+    );
+    const value = fc.letrec((tie) => ({
+      v: fc.oneof(
+        { depthSize: 'small' },
+        str.map((s) => `"${s}"`),
+        fc.constantFrom('1', '-2.5', '1772359200000', '1.7723592e12', 'true', 'null', 'tru', '1e999'),
+        fc.array(tie('v'), { maxLength: 3 }).map((a) => `[${a.join(',')}]`),
+        fc.array(fc.tuple(fc.constantFrom(...keys), tie('v')), { maxLength: 3 }).map((ps) => `{${ps.map(([k, v]) => `"${k}":${v}`).join(',')}}`),
+      ),
+    })).v;
+    const space = fc.constantFrom('', '', '', ' ', '  ');
+    const line = fc
+      .tuple(fc.array(fc.tuple(fc.constantFrom(...keys), value, space, space), { minLength: 0, maxLength: 8 }), fc.boolean(), fc.nat(), fc.nat({ max: 4 }))
+      .map(([pairs, ts, cut, how]) => {
+        const all = ts ? [['ts', '"2026-03-01T10:00:00.000Z"', '', ''] as const, ['resource', '"r"', '', ''] as const, ...pairs] : pairs;
+        let text = `{${all.map(([k, v, a, b]) => `${a}"${k}"${b}:${a}${v}`).join(',')}}`;
+        // Sometimes cut short, or a byte changed: the pass must decline exactly where readKey does.
+        if (how === 1 && text.length > 0) text = text.slice(0, cut % text.length);
+        if (how === 2 && text.length > 0) {
+          const at = cut % text.length;
+          text = text.slice(0, at) + '"\\{}[],: '[cut % 9] + text.slice(at + 1);
+        }
+        return Buffer.from(text, 'utf8');
+      });
+    let read = 0;
+    const scanner = new KeyScan();
+    fc.assert(
+      fc.property(fc.array(line, { minLength: 1, maxLength: 12 }), (lines) => {
+        read += compareChunk(lines, '\n', scanner).read;
+      }),
+      { seed: 7, numRuns: 1500 },
+    );
+    expect(read).toBeGreaterThan(500);
+  });
+
+  it('declines a line whose bounds are not inside the chunk, and refuses a line not in the batch', () => {
+    const chunk = Buffer.from(`{${T},"resource":"r"}`);
+    const s = new KeyScan();
+    expect(s.scan(chunk, [0, -1, 5, 0], [chunk.length, 3, 4, chunk.length + 1], 4)).toBe(true);
+    const look = blank();
+    expect(s.read(0, look)).toBe(true);
+    expect(chunk.subarray(look.keyStart, look.keyEnd).toString()).toBe('r');
+    for (const k of [1, 2, 3]) expect(s.read(k, blank())).toBe(false);
+    expect(() => s.read(4, blank())).toThrow(RangeError);
+    // Only the first `count` bounds are read.
+    expect(s.scan(chunk, [0, 0], [chunk.length, 1], 1)).toBe(true);
+    expect(() => s.read(1, blank())).toThrow(RangeError);
+  });
+
+  it('says no for a chunk over its bound, where the caller reads line by line', () => {
+    const big = Buffer.alloc(MAX_CHUNK + 1, 32);
+    expect(new KeyScan().scan(big, [0], [10], 1)).toBe(false);
+  });
+
+  it('is the canonical profile\'s batch reader', () => {
+    expect(canonical.partitionKeys).toBeDefined();
+  });
+});
+
+describe('the committed WebAssembly', () => {
+  it('is src/profiles/key-scan.c compiled by scripts/wasm.mjs', async () => {
+    const { compileKeyScan } = (await import('../scripts/wasm.mjs')) as { compileKeyScan: () => { bytes?: Buffer; error?: string } };
+    const r = compileKeyScan();
+    if (r.bytes === undefined) {
+      // CI installs clang and lld (.ci/run): there a missing compiler fails the test.
+      if (process.env.CI) throw new Error(`clang could not compile src/profiles/key-scan.c: ${r.error}`);
+      console.warn(`skipped: clang could not compile src/profiles/key-scan.c (${r.error})`);
+      return;
+    }
+    expect(Buffer.from(KEY_SCAN_WASM, 'base64').equals(r.bytes), 'src/profiles/key-scan-wasm.ts is stale: run node scripts/wasm.mjs').toBe(true);
+  });
+
+  it('a partition run without WebAssembly (--jitless) reads line by line and writes the same report', () => {
+    const file = `${FIXTURES}/mixed-incidents.ndjson`;
+    for (const p of ['0/2', '1/2', '2/3']) {
+      const run = (flags: string[]) => spawnSync(process.execPath, [...flags, BIN, 'analyze', '-f', 'json', '--partition', p, file], { cwd: ROOT, encoding: 'utf8' });
+      const a = run([]);
+      const b = run(['--jitless']);
+      expect(a.status, a.stderr).toBe(0);
+      expect(b.status, b.stderr).toBe(0);
+      expect(b.stdout).toBe(a.stdout);
+    }
+  });
+});
