@@ -175,6 +175,50 @@ describe('the key reader over a whole chunk', () => {
     expect(read).toBeGreaterThan(500);
   });
 
+  it('reads the time as readKey does: every field at and past its bounds, leap years, 1970 and 2200, fractions, zones', () => {
+    const pad = (n: number, w: number) => String(n).padStart(w, '0');
+    const ts = fc
+      .tuple(
+        fc.constantFrom(1969, 1970, 1971, 2000, 2024, 2026, 2100, 2199, 2200, 2400, 70, 9999),
+        fc.integer({ min: 0, max: 13 }),
+        fc.integer({ min: 0, max: 32 }),
+        fc.integer({ min: 0, max: 24 }),
+        fc.integer({ min: 0, max: 60 }),
+        fc.integer({ min: 0, max: 61 }),
+        fc.constantFrom('', '.', '.5', '.05', '.123', '.1234', '.000001', '.x'),
+        fc.constantFrom('Z', 'z', '+01:00', '-00:30', '', 'ZZ'),
+        fc.constantFrom('T', 't', ' ', 'T', 'T'),
+      )
+      .map(([y, mo, d, h, mi, s, f, z, t]) => `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)}${t}${pad(h, 2)}:${pad(mi, 2)}:${pad(s, 2)}${f}${z}`);
+    const scanner = new KeyScan();
+    let read = 0;
+    fc.assert(
+      fc.property(fc.array(ts, { minLength: 1, maxLength: 8 }), (list) => {
+        read += compareChunk(list.map((t) => Buffer.from(`{"ts":"${t}","type":"acquire","resource":"r"}`)), '\n', scanner).read;
+      }),
+      { seed: 11, numRuns: 1500 },
+    );
+    expect(read).toBeGreaterThan(1000);
+    // Days through four years (a day and an hour apart), leap days included, at both ends of the range.
+    const days: Buffer[] = [];
+    for (const y of [1970, 2024, 2100, 2199]) {
+      for (let t = Date.UTC(y, 0, 1); t < Date.UTC(y + 1, 0, 1); t += 86_400_000 + 3_723_456) days.push(Buffer.from(`{"ts":"${new Date(t).toISOString()}","resource":"r"}`));
+    }
+    expect(compareChunk(days, '\n', scanner).read).toBe(days.length);
+    // Every field at its bounds, one by one: days 28 to 32 of every month of leap and common years
+    // (2000 and 2024 leap, 2100 not), the hours, minutes and seconds past their last, the range's ends.
+    const edges: string[] = [];
+    for (const y of [1969, 1970, 2000, 2024, 2100, 2199, 2200]) {
+      for (let mo = 0; mo <= 13; mo++) for (const d of [0, 1, 28, 29, 30, 31, 32]) edges.push(`${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)}T10:00:00Z`);
+    }
+    for (const h of [0, 23, 24]) for (const mi of [0, 59, 60]) for (const sec of [0, 59, 60, 61]) for (const f of ['', '.9', '.99', '.999', '.9999']) edges.push(`2026-03-01T${pad(h, 2)}:${pad(mi, 2)}:${pad(sec, 2)}${f}Z`);
+    edges.push('1969-12-31T23:59:59.999Z', '1970-01-01T00:00:00.000Z', '2199-12-31T23:59:59.999Z', '2200-01-01T00:00:00.000Z');
+    const edgeLines = edges.map((t) => Buffer.from(`{"ts":"${t}","resource":"r"}`));
+    const { read: edgeRead } = compareChunk(edgeLines, '\n', scanner);
+    expect(edgeRead).toBeGreaterThan(300);
+    expect(edgeRead).toBeLessThan(edges.length);
+  });
+
   it('declines a line whose bounds are not inside the chunk, and refuses a line not in the batch', () => {
     const chunk = Buffer.from(`{${T},"resource":"r"}`);
     const s = new KeyScan();

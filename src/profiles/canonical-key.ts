@@ -211,9 +211,10 @@ function scanLine(b: Uint8Array, start: number, end: number): number {
 /**
  * The rest of readKey once the structure is read: the slots seen (`seen`), their values at `base`
  * of `slots` (AT's layout, in AT or in the WebAssembly pass's output) over the line's bytes `b`.
- * Into `out`; false when the line must be parsed in full.
+ * `known`: the `ts` in epoch ms when the caller read it already (NaN when not). Into `out`; false
+ * when the line must be parsed in full.
  */
-export function finishLook(b: Uint8Array, seen: number, slots: Int32Array, base: number, out: KeyLook): boolean {
+export function finishLook(b: Uint8Array, seen: number, slots: Int32Array, base: number, out: KeyLook, known = Number.NaN): boolean {
   const hasSource = (seen & (1 << K_SOURCE)) !== 0;
   // A source that is not a non-empty string: invalid, the parse says so.
   if (hasSource && (slots[base + at(K_SOURCE) + 2] !== STRING || slots[base + at(K_SOURCE) + 1] === slots[base + at(K_SOURCE)])) return false;
@@ -222,7 +223,8 @@ export function finishLook(b: Uint8Array, seen: number, slots: Int32Array, base:
   const tsS = slots[base + at(K_TS)]!;
   const tsE = slots[base + at(K_TS) + 1]!;
   const tsKind = slots[base + at(K_TS) + 2];
-  if (tsKind === STRING) {
+  if (known === known) ts = known; // read already (the WebAssembly pass: a plain UTC timestamp, as timestampAt reads it)
+  else if (tsKind === STRING) {
     if (slots[base + at(K_TS) + 3] === 1) ts = timestampAt(b, tsS, tsE);
     else {
       const text = decodeString(b, tsS, tsE);

@@ -3,8 +3,9 @@
  * every line of a read chunk at once, in WebAssembly with 128-bit SIMD. It is readKey()'s loop over
  * a line's top-level keys, byte for byte: it finds `resource`, `ts`, `source`, `hostname`,
  * `host.name` and `host`, skips every other value (nested or escaped ones too), and declines
- * (-1) in every case readKey's loop declines. What it finds, readKey's tail (finishLook) reads on
- * in TypeScript, so the two paths share everything after the structure.
+ * (-1) in every case readKey's loop declines. It also reads a plain UTC `ts` (the common case; any
+ * other is left to model/time.ts). What it finds, readKey's tail (finishLook) reads on in
+ * TypeScript, so the two paths share everything after the structure.
  *
  * Built by `node scripts/wasm.mjs` (clang and wasm-ld, Debian's clang and lld packages) into
  * src/profiles/key-scan-wasm.ts, which is committed; test/key-scan.test.ts checks that file is
@@ -28,6 +29,10 @@ enum { NESTED = 0, STRING = 1, SCALAR = 2 };
 
 /* Ints written per line: the seen bits (or -1), then start, end, kind and plain of slots 1 to 6. */
 #define PER_LINE 25
+/* A bit of the seen bits: the `ts` was read here (its epoch ms are in the line's double). */
+#define TS_READ (1 << 16)
+/* Timestamps from 2200 on are damage, not times (model/time.ts MAX_TS_MS: Date.UTC(2200, 0, 1)). */
+#define MAX_TS_MS 7258118400000.0
 
 static inline int key_of(const u8 *b, int s, int e) {
   switch (e - s) {
@@ -181,14 +186,67 @@ static int scan(const u8 *b, int start, int end, i32 *at) {
   return seen;
 }
 
+static inline int digit(u8 c) { return c >= '0' && c <= '9'; }
+static inline int two(const u8 *p) { return (p[0] - '0') * 10 + (p[1] - '0'); }
+
+/* Days from 1970-01-01 to the Gregorian date y-m-d (H. Hinnant's days_from_civil). */
+static int64_t days_from_civil(int y, int m, int d) {
+  y -= m <= 2;
+  const int era = (y >= 0 ? y : y - 399) / 400;
+  const int yoe = y - era * 400;
+  const int doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return (int64_t)era * 146097 + doe - 719468;
+}
+
+/*
+ * The epoch ms of the timestamp [s, e) when it is plainly YYYY-MM-DDTHH:MM:SS, an optional fraction
+ * of one to three digits, and Z (or z), a real date from 1970 to 2199: as model/time.ts reads it
+ * (in integers, exact). 0 for anything else, which the TypeScript reads (time.ts decides).
+ */
+static int read_ts(const u8 *b, int s, int e, double *out) {
+  const int len = e - s;
+  if (len < 20 || len > 24) return 0;
+  const u8 *p = b + s;
+  static const int DIGITS[14] = {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18};
+  for (int k = 0; k < 14; k++)
+    if (!digit(p[DIGITS[k]])) return 0;
+  if (p[4] != '-' || p[7] != '-' || p[10] != 'T' || p[13] != ':' || p[16] != ':') return 0;
+  const int year = two(p) * 100 + two(p + 2), month = two(p + 5), day = two(p + 8), hour = two(p + 11), min = two(p + 14), sec = two(p + 17);
+  static const int DAYS[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const int leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (month < 1 || month > 12 || day < 1 || day > (month == 2 && leap ? 29 : DAYS[month - 1]) || hour > 23 || min > 59 || sec > 59) return 0;
+  int i = 19, frac = 0;
+  if (p[i] == '.') {
+    i++;
+    const int first = i;
+    int scale = 100;
+    while (i < len - 1 && digit(p[i]) && i - first < 3) {
+      frac += (p[i] - '0') * scale;
+      scale /= 10;
+      i++;
+    }
+    if (i == first) return 0;
+  }
+  if (i != len - 1 || (p[i] != 'Z' && p[i] != 'z')) return 0;
+  const double ms = (double)(days_from_civil(year, month, day) * 86400000 + (int64_t)hour * 3600000 + (int64_t)min * 60000 + (int64_t)sec * 1000 + frac);
+  if (ms < 0 || ms >= MAX_TS_MS) return 0;
+  *out = ms;
+  return 1;
+}
+
 /*
  * Lines k in [0, count) of the chunk b (len bytes): line k is [starts[k], ends[k]). Writes
- * PER_LINE ints per line to out. A line whose bounds are not inside the chunk is declined.
+ * PER_LINE ints per line to out, and the epoch ms of its `ts` to ts[k] when TS_READ is set. A
+ * line whose bounds are not inside the chunk is declined.
  */
-EXPORT void scan_lines(const u8 *b, int len, const i32 *starts, const i32 *ends, int count, i32 *out) {
+EXPORT void scan_lines(const u8 *b, int len, const i32 *starts, const i32 *ends, int count, i32 *out, double *ts) {
   for (int k = 0; k < count; k++) {
     i32 *o = out + PER_LINE * k;
     const int s = starts[k], e = ends[k];
-    o[0] = s >= 0 && s <= e && e <= len ? scan(b, s, e, o + 1) : -1;
+    int seen = s >= 0 && s <= e && e <= len ? scan(b, s, e, o + 1) : -1;
+    /* A plain string `ts` (slot 2: start, end, kind, plain at o[5..8]) read here when it is plain enough. */
+    if (seen != -1 && o[7] == STRING && o[8] == 1 && read_ts(b, o[5], o[6], ts + k)) seen |= TS_READ;
+    o[0] = seen;
   }
 }

@@ -15,6 +15,8 @@ import type { KeyBatchReader } from './types.js';
 
 /** Ints key-scan.c writes per line (its PER_LINE): the seen bits or -1, then 4 per slot. */
 const PER_LINE = 25;
+/** key-scan.c's TS_READ: a bit of the seen bits, set when it read the `ts` (then in the line's double). */
+const TS_READ = 1 << 16;
 /** Bytes past the chunk the vector loads may read (key-scan.c). */
 const PAD = 16;
 /** A larger chunk (a very long line) is read line by line: the module's memory stays small. */
@@ -23,7 +25,7 @@ const PAGE = 65536;
 
 interface Wasm {
   memory: WebAssembly.Memory;
-  scanLines: (b: number, len: number, starts: number, ends: number, count: number, out: number) => void;
+  scanLines: (b: number, len: number, starts: number, ends: number, count: number, out: number, ts: number) => void;
   heapBase: number;
 }
 
@@ -46,8 +48,10 @@ const align = (n: number, to: number) => Math.ceil(n / to) * to;
 export class KeyScan implements KeyBatchReader {
   private bytes = new Uint8Array(0);
   private ints = new Int32Array(0);
-  /** Where the output is in the module's memory, in ints. */
+  private doubles = new Float64Array(0);
+  /** Where the output is in the module's memory, in ints, and the times, in doubles. */
   private outAt = 0;
+  private tsAt = 0;
   private chunk: Uint8Array = this.bytes;
   private count = 0;
 
@@ -63,7 +67,8 @@ export class KeyScan implements KeyBatchReader {
     const startsAt = align(chunkAt + chunk.length + PAD, 4);
     const endsAt = startsAt + 4 * count;
     const outAt = endsAt + 4 * count;
-    const need = outAt + 4 * PER_LINE * count;
+    const tsAt = align(outAt + 4 * PER_LINE * count, 8);
+    const need = tsAt + 8 * count;
     if (need > w.memory.buffer.byteLength) {
       try {
         w.memory.grow(Math.ceil((need - w.memory.buffer.byteLength) / PAGE));
@@ -74,13 +79,15 @@ export class KeyScan implements KeyBatchReader {
     if (this.bytes.buffer !== w.memory.buffer) {
       this.bytes = new Uint8Array(w.memory.buffer);
       this.ints = new Int32Array(w.memory.buffer);
+      this.doubles = new Float64Array(w.memory.buffer);
     }
     this.bytes.set(chunk, chunkAt);
     this.bytes.fill(0, chunkAt + chunk.length, chunkAt + chunk.length + PAD);
     put(this.ints, startsAt >> 2, starts, count);
     put(this.ints, endsAt >> 2, ends, count);
-    w.scanLines(chunkAt, chunk.length, startsAt, endsAt, count, outAt);
+    w.scanLines(chunkAt, chunk.length, startsAt, endsAt, count, outAt, tsAt);
     this.outAt = outAt >> 2;
+    this.tsAt = tsAt >> 3;
     this.chunk = chunk;
     this.count = count;
     return true;
@@ -91,7 +98,7 @@ export class KeyScan implements KeyBatchReader {
     if (!(k >= 0 && k < this.count)) throw new RangeError(`line ${k} is not in the batch scanned (${this.count} lines)`);
     const o = this.outAt + PER_LINE * k;
     const seen = this.ints[o]!;
-    return seen !== -1 && finishLook(this.chunk, seen, this.ints, o + 1, out);
+    return seen !== -1 && finishLook(this.chunk, seen, this.ints, o + 1, out, (seen & TS_READ) !== 0 ? this.doubles[this.tsAt + k]! : Number.NaN);
   }
 }
 
