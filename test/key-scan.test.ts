@@ -14,6 +14,7 @@ import { KeyScan, MAX_CHUNK } from '../src/profiles/key-scan.js';
 import { KEY_SCAN_WASM } from '../src/profiles/key-scan-wasm.js';
 import { canonical } from '../src/profiles/canonical.js';
 import { filesUnder } from './helpers/paths.js';
+import { KEY_DECLINED, KEY_READABLE } from './helpers/key-lines.js';
 import { BIN, FIXTURES, ROOT } from './helpers/run.js';
 
 const blank = (): KeyLook => ({ keyStart: -1, keyEnd: -1, key: undefined, ts: Number.NaN, source: undefined });
@@ -54,44 +55,18 @@ function compareChunk(lines: Buffer[], sep = '\n', scanner = new KeyScan()): { r
 }
 
 const T = '"ts":"2026-03-01T10:00:00.000Z","type":"write","result":"accepted"';
-/** Lines readKey reads and lines it declines, one of each way (as test/partition.test.ts has them, and more). */
+/** Lines readKey reads and lines it declines, one of each way: test/partition.test.ts's, and more. */
 const HOSTILE = [
-  `{${T},"resource":"orders\\/42"}`,
-  `{${T},"resource":"\\u006frders/42"}`,
-  `{${T},"resource":"caf\\u00e9"}`,
-  `{${T},"resource":"café"}`,
-  `{${T},"resource":"\\ud83d\\ude00 x"}`,
-  `{${T},"resource":"a\\"b"}`,
-  `{${T},"resource":"a\\\\"}`,
+  ...KEY_READABLE,
+  ...KEY_DECLINED,
   `{${T},"resource":"r","msg":"say \\"hi\\" \\/ \\u00e9 ✓ \\"resource\\":\\"x\\""}`,
-  `{${T},"resource":"r","meta":{"resource":"other","a":[1,{"b":"}"}]}}`,
-  `{"meta":{"resource":"other"},${T},"resource":"r"}`,
-  `{${T},"resource":"r","list":[1,2,"]"]}`,
-  `{${T},"resource":"r","hostname":"app-1"}`,
-  `{${T},"resource":"r","hostname":"","host.name":"node-9"}`,
-  `{${T},"resource":"r","host.name":"node-9","hostname":"app-1"}`,
-  `{${T},"resource":"r","hostname":7,"host.name":"n"}`,
-  `{${T},"resource":"r","source":"db","hostname":"app-1"}`,
-  `{${T},"resource":"r","source":"d\\u0062"}`,
-  `{${T},"resource":"r","source":""}`,
-  `{${T},"resource":"r","source":7}`,
-  `{${T},"resource":"r","host":"web"}`,
   `{${T},"resource":"r","host":{"name":"web"}}`,
   `{${T},"resource":"r","resource":"s"}`,
   `{${T},"ts":"2026-03-01T10:00:01Z","resource":"r"}`,
   `{${T},"r\\u0065source":"s","resource":"r"}`,
-  `{${T},"resource":{"id":"r"}}`,
   `{${T},"resource":["r"]}`,
   `{${T},"resource":7}`,
   `{${T},"resource":null}`,
-  `{"ts":1772359200000,"type":"acquire","resource":"r"}`,
-  `{"ts":1772359200000.5,"type":"acquire","resource":"r"}`,
-  `{"ts":1.7723592e12,"type":"acquire","resource":"r"}`,
-  `{"ts":"2026-03-01T11:00:00+01:00","type":"acquire","resource":"r"}`,
-  `{"ts":"2026-03-01T10:00:00\\u002e5Z","type":"acquire","resource":"r"}`,
-  `{"ts":"yesterday","type":"acquire","resource":"r"}`,
-  `{"ts":true,"type":"acquire","resource":"r"}`,
-  ` { "ts" : "2026-03-01T10:00:00Z" , "type" : "acquire" , "resource" : "r" } `,
   `{"ts":"2026-03-01T10:00:00Z",\t"resource":"r"}`,
   `{"ts":"2026-03-01T10:00:00Z","resource":"r"`,
   `{"ts":"2026-03-01T10:00:00Z","resource":"r"}x`,
@@ -100,12 +75,10 @@ const HOSTILE = [
   `{"ts":"2026-03-01T10:00:00Z","resource":"r","x":"\\`,
   `{"ts":"2026-03-01T10:00:00Z","resource":"r","x":{"y":"\\"}`,
   `{"ts":"2026-03-01T10:00:00Z","resource":"r","x":[[[`,
-  `{"resource":"","type":"acquire","ts":"2026-03-01T10:00:00Z"}`,
   `{"resource":"${'long-'.repeat(40)}","ts":"2026-03-01T10:00:00Z","msg":"${'m'.repeat(3000)}"}`,
   `{"resource":"r","ts":"2026-03-01T10:00:00Z","msg":"${'é'.repeat(100)}\\"${'q'.repeat(40)}"}`,
   `[1,2]`,
   `"just a string"`,
-  `{}`,
   ``,
   `   `,
   `{`,
