@@ -13,6 +13,10 @@ import { readKey, type KeyLook } from '../src/profiles/canonical-key.js';
 import { KeyScan, MAX_CHUNK } from '../src/profiles/key-scan.js';
 import { KEY_SCAN_WASM } from '../src/profiles/key-scan-wasm.js';
 import { canonical } from '../src/profiles/canonical.js';
+import type { Profile } from '../src/profiles/types.js';
+import { lookLines, PartitionFilter } from '../src/ingest/partition.js';
+import type { ByteLineBatch } from '../src/ingest/lines.js';
+import { partitionOf } from '../src/partition/hash.js';
 import { filesUnder } from './helpers/paths.js';
 import { KEY_DECLINED, KEY_READABLE } from './helpers/key-lines.js';
 import { BIN, FIXTURES, ROOT } from './helpers/run.js';
@@ -211,8 +215,18 @@ describe('the key reader over a whole chunk', () => {
     expect(new KeyScan().scan(big, [0], [10], 1)).toBe(false);
   });
 
-  it('is the canonical profile\'s batch reader', () => {
+  it('is the canonical profile\'s batch reader, and no profile\'s that replaced the line reader', () => {
     expect(canonical.partitionKeys).toBeDefined();
+    expect(canonical.partitionKeys!.lineReader).toBe(canonical.partitionKey);
+    // A profile that reads its keys otherwise but kept the batch reader by spreading canonical
+    // is read line by line, by its own reader.
+    const mine: Profile = { ...canonical, partitionKey: (b, s, e, out) => readKey(b, s, e, out) && ((out.key = 'mine'), true) };
+    const line = Buffer.from(`{${T},"resource":"r"}`);
+    const part = new PartitionFilter({ index: 0, count: 7 });
+    const looks = new Int32Array(1);
+    lookLines(part, mine, { firstLine: 1, lines: [undefined], chunk: line, starts: [0], ends: [line.length] } as unknown as ByteLineBatch, looks, new Float64Array(1), new Int32Array(1));
+    expect(partitionOf('mine', 7)).not.toBe(partitionOf('r', 7));
+    expect(looks[0]).toBe(partitionOf('mine', 7));
   });
 });
 

@@ -147,7 +147,8 @@ export function lookLines(part: PartitionFilter, profile: Profile, raw: ByteLine
   let last: string | undefined;
   let lastId = -1;
   // The whole chunk's lines in one pass where the profile can (the same answers as line by line).
-  const batch = profile.partitionKeys?.scan(chunk, starts, ends, lines.length) === true ? profile.partitionKeys : undefined;
+  const keys = profile.partitionKeys;
+  const batch = keys !== undefined && keys.lineReader === profile.partitionKey && keys.scan(chunk, starts, ends, lines.length) ? keys : undefined;
   for (let i = 0; i < lines.length; i++) {
     looks[i] = NOT_LOOKED;
     lookSource[i] = -1;

@@ -9,7 +9,7 @@
  * batch, then read() its lines, before the next scan(). Where WebAssembly cannot run (`--jitless`),
  * or for a chunk over MAX_CHUNK, scan() says no and the caller reads line by line with readKey.
  */
-import { finishLook, type KeyLook } from './canonical-key.js';
+import { finishLook, readKey, type KeyLook } from './canonical-key.js';
 import { KEY_SCAN_WASM } from './key-scan-wasm.js';
 import type { KeyBatchReader } from './types.js';
 
@@ -46,6 +46,7 @@ const align = (n: number, to: number) => Math.ceil(n / to) * to;
 
 /** The batch reader: scan() a chunk's lines, then read() each. */
 export class KeyScan implements KeyBatchReader {
+  readonly lineReader = readKey;
   private bytes = new Uint8Array(0);
   private ints = new Int32Array(0);
   private doubles = new Float64Array(0);

@@ -3,6 +3,8 @@ import type { KeyLook } from './canonical-key.js';
 
 /** A profile's partition key reader over a chunk's lines at once (Profile.partitionKeys). */
 export interface KeyBatchReader {
+  /** The line reader it gives the answers of: it is used only for a profile whose partitionKey is this one. */
+  readonly lineReader: (bytes: Uint8Array, start: number, end: number, out: KeyLook) => boolean;
   /** Read lines [0, count) of `chunk` (line k is bytes [starts[k], ends[k])); false when it cannot here (read line by line then). */
   scan(chunk: Uint8Array, starts: ArrayLike<number>, ends: ArrayLike<number>, count: number): boolean;
   /** What partitionKey gives for line k of the chunk scanned last, into `out`. */
@@ -78,7 +80,9 @@ export interface Profile {
   readonly partitionKey?: (bytes: Uint8Array, start: number, end: number, out: KeyLook) => boolean;
   /**
    * Optional: partitionKey over every line of a chunk at once (faster), with the same answers.
-   * One per thread, one batch at a time: scan() a chunk's lines, then read() each.
+   * One per thread, one batch at a time: scan() a chunk's lines, then read() each. Used only while
+   * its lineReader is this profile's partitionKey: a profile spread from another
+   * (`{ ...canonical, partitionKey: mine }`) that replaces partitionKey is read line by line.
    */
   readonly partitionKeys?: KeyBatchReader;
   toEvent(record: Record<string, unknown>, origin: RecordOrigin): LockEvent | string | null;
