@@ -61,6 +61,19 @@ describe('epoch units', () => {
   });
 });
 
+describe('years before 100', () => {
+  it('are those years, outside 1970–2200, not 1900–1999 (Date.UTC reads 0–99 as 1900 on)', () => {
+    for (const ts of ['0070-01-01T00:00:00Z', '0099-06-01T12:00:00.5Z', '0000-01-01T00:00:00Z', '0070-01-01T00:00:00+00:00']) {
+      const t = parseTimestamp(ts);
+      expect(t.ok, ts).toBe(false);
+      expect(t.ok ? '' : t.reason, ts).toMatch(/outside 1970–2200/);
+      // Also once its minute is cached (the fast path reads the cached minute's time).
+      expect(parseTimestamp(ts).ok, ts).toBe(false);
+    }
+    expect(parseTimestamp('1970-01-01T00:00:00Z')).toEqual({ ok: true, ms: 0 });
+  });
+});
+
 describe('leap seconds', () => {
   const ms = (s: string) => {
     const r = parseTimestamp(s);

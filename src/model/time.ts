@@ -109,7 +109,9 @@ function parseTimestampAnyYear(value: unknown): TimeParse {
   if (month < 1 || month > 12 || day < 1 || day > (month === 2 && !leap ? 28 : DAYS[month - 1]!) || hour > 23 || min > 59 || sec > 60) {
     return { ok: false, reason: `ts ${JSON.stringify(value)} has a field out of range` };
   }
-  const minuteMs = Date.UTC(year, month - 1, day, hour, min);
+  // Date.UTC reads the years 0–99 as 1900–1999: those are taken 400 years on (146 097 days, the
+  // Gregorian cycle) and brought back, so "0070-01-01" is the year 70, outside the range, not 1970.
+  const minuteMs = year < 100 ? Date.UTC(year + 400, month - 1, day, hour, min) - 146_097 * 86_400_000 : Date.UTC(year, month - 1, day, hour, min);
   if (value.length >= 16 && value.charCodeAt(10) === 84 && (m[8] === 'Z' || m[8] === 'z')) {
     cachedPrefix = value.slice(0, 16);
     cachedPrefixMs = minuteMs;

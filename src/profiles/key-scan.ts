@@ -1,12 +1,13 @@
 /**
  * The canonical key reader over a whole chunk at once (README "Scaling out"): readKey()'s
- * structural pass for every line of a batch in one call into WebAssembly (key-scan.c, 128-bit
- * SIMD), then readKey()'s own tail (finishLook) per line. About twice as fast as readKey line by
- * line; the same answers, which test/key-scan.test.ts checks on every fixture line, on hostile
- * lines and on random ones.
+ * structural pass, and the reading of a plain UTC `ts`, for the lines of a batch in a few calls
+ * into WebAssembly (key-scan.c, 128-bit SIMD), then readKey()'s own tail (finishLook) per line.
+ * About three times as fast as readKey line by line (README "Performance"), with the same answers,
+ * which test/key-scan.test.ts checks on every fixture line, on hostile lines and on random ones.
  *
  * One per thread (a worker thread of --jobs has its own), used by one batch at a time: scan() a
- * batch, then read() its lines, before the next scan(). Where WebAssembly cannot run (`--jitless`),
+ * batch, then read() its lines, before the next scan() of any KeyScan of the thread (they share the
+ * module's memory: a read after another's scan throws). Where WebAssembly cannot run (`--jitless`),
  * or for a chunk over MAX_CHUNK, scan() says no and the caller reads line by line with readKey.
  */
 import { finishLook, readKey, type KeyLook } from './canonical-key.js';
@@ -44,32 +45,51 @@ function instantiate(): Wasm | null {
 
 const align = (n: number, to: number) => Math.ceil(n / to) * to;
 
+/**
+ * Lines scanned per call into the module: its memory holds the chunk and one block's columns
+ * (116 bytes a line), so a chunk of a million blank lines costs 0.5 MB there, not 117.
+ */
+export const BLOCK = 4096;
+
+/** Scans so far, of every KeyScan of this thread: they share the module's memory. */
+let generation = 0;
+
 /** The batch reader: scan() a chunk's lines, then read() each. */
 export class KeyScan implements KeyBatchReader {
   readonly lineReader = readKey;
   private bytes = new Uint8Array(0);
   private ints = new Int32Array(0);
   private doubles = new Float64Array(0);
-  /** Where the output is in the module's memory, in ints, and the times, in doubles. */
+  private chunk: Uint8Array = this.bytes;
+  private starts: ArrayLike<number> = this.ints;
+  private ends: ArrayLike<number> = this.ints;
+  private count = 0;
+  /** This reader's scan (generation), and the first line of the block in the module's memory (-1: none yet). */
+  private gen = -1;
+  private blockStart = -1;
+  /** Where the chunk, the block's bounds and its output are in the module's memory, in bytes. */
+  private chunkAt = 0;
+  private startsAt = 0;
+  private endsAt = 0;
   private outAt = 0;
   private tsAt = 0;
-  private chunk: Uint8Array = this.bytes;
-  private count = 0;
 
   /**
-   * The structural pass over lines [0, count) of `chunk` (line k is [starts[k], ends[k])). False
-   * when it cannot run here: read the lines with readKey instead.
+   * Take lines [0, count) of `chunk` (line k is [starts[k], ends[k]), integer offsets, as the line
+   * splitter gives them); they are read block by block as read() asks for them. False when it
+   * cannot run here: read the lines with readKey instead.
    */
   scan(chunk: Uint8Array, starts: ArrayLike<number>, ends: ArrayLike<number>, count: number): boolean {
     if (chunk.length > MAX_CHUNK) return false;
     const w = (wasm ??= instantiate());
     if (w === null) return false;
+    const block = Math.min(count, BLOCK);
     const chunkAt = align(w.heapBase, 16);
     const startsAt = align(chunkAt + chunk.length + PAD, 4);
-    const endsAt = startsAt + 4 * count;
-    const outAt = endsAt + 4 * count;
-    const tsAt = align(outAt + 4 * PER_LINE * count, 8);
-    const need = tsAt + 8 * count;
+    const endsAt = startsAt + 4 * block;
+    const outAt = endsAt + 4 * block;
+    const tsAt = align(outAt + 4 * PER_LINE * block, 8);
+    const need = tsAt + 8 * block;
     if (need > w.memory.buffer.byteLength) {
       try {
         w.memory.grow(Math.ceil((need - w.memory.buffer.byteLength) / PAGE));
@@ -84,30 +104,56 @@ export class KeyScan implements KeyBatchReader {
     }
     this.bytes.set(chunk, chunkAt);
     this.bytes.fill(0, chunkAt + chunk.length, chunkAt + chunk.length + PAD);
-    put(this.ints, startsAt >> 2, starts, count);
-    put(this.ints, endsAt >> 2, ends, count);
-    w.scanLines(chunkAt, chunk.length, startsAt, endsAt, count, outAt, tsAt);
-    this.outAt = outAt >> 2;
-    this.tsAt = tsAt >> 3;
     this.chunk = chunk;
+    this.starts = starts;
+    this.ends = ends;
     this.count = count;
+    this.chunkAt = chunkAt;
+    this.startsAt = startsAt;
+    this.endsAt = endsAt;
+    this.outAt = outAt;
+    this.tsAt = tsAt;
+    this.gen = ++generation;
+    this.blockStart = -1;
     return true;
   }
 
   /** readKey() of line k of the chunk scanned last, into `out`. */
   read(k: number, out: KeyLook): boolean {
-    if (!(k >= 0 && k < this.count)) throw new RangeError(`line ${k} is not in the batch scanned (${this.count} lines)`);
-    const o = this.outAt + PER_LINE * k;
+    const j = this.slot(k);
+    const o = (this.outAt >> 2) + PER_LINE * j;
     const seen = this.ints[o]!;
-    return seen !== -1 && finishLook(this.chunk, seen, this.ints, o + 1, out, (seen & TS_READ) !== 0 ? this.doubles[this.tsAt + k]! : Number.NaN);
+    return seen !== -1 && finishLook(this.chunk, seen, this.ints, o + 1, out, (seen & TS_READ) !== 0 ? this.doubles[(this.tsAt >> 3) + j]! : Number.NaN);
+  }
+
+  /** Whether the module read line k's `ts` itself (for tests: the TypeScript reads every other). */
+  timeRead(k: number): boolean {
+    const seen = this.ints[(this.outAt >> 2) + PER_LINE * this.slot(k)]!;
+    return seen !== -1 && (seen & TS_READ) !== 0;
+  }
+
+  /** Line k's place in the block in the module's memory, its block scanned first when it is not there. */
+  private slot(k: number): number {
+    if (!(k >= 0 && k < this.count)) throw new RangeError(`line ${k} is not in the batch scanned (${this.count} lines)`);
+    if (this.gen !== generation) throw new Error('another KeyScan of this thread scanned since this one: one batch at a time');
+    let j = k - this.blockStart;
+    if (this.blockStart === -1 || j < 0 || j >= BLOCK) {
+      const first = k - (k % BLOCK);
+      const n = Math.min(BLOCK, this.count - first);
+      put(this.ints, this.startsAt >> 2, this.starts, first, n);
+      put(this.ints, this.endsAt >> 2, this.ends, first, n);
+      wasm!.scanLines(this.chunkAt, this.chunk.length, this.startsAt, this.endsAt, n, this.outAt, this.tsAt);
+      this.blockStart = first;
+      j = k - first;
+    }
+    return j;
   }
 }
 
-/** The first `count` values of `a` into `ints` from `at`. */
-function put(ints: Int32Array, at: number, a: ArrayLike<number>, count: number): void {
-  if (a.length === count) ints.set(a, at);
-  else if (ArrayBuffer.isView(a)) ints.set((a as Int32Array).subarray(0, count), at);
-  else for (let k = 0; k < count; k++) ints[at + k] = a[k]!;
+/** Values [from, from + n) of `a` into `ints` from `at`. */
+function put(ints: Int32Array, at: number, a: ArrayLike<number>, from: number, n: number): void {
+  if (ArrayBuffer.isView(a)) ints.set((a as Int32Array).subarray(from, from + n), at);
+  else for (let k = 0; k < n; k++) ints[at + k] = a[from + k]!;
 }
 
 /** This thread's batch reader. */

@@ -1,5 +1,6 @@
 import type { LockEvent } from '../model/event.js';
 import type { KeyLook } from './canonical-key.js';
+import type { ServiceId } from '../model/services.js';
 
 /** A profile's partition key reader over a chunk's lines at once (Profile.partitionKeys). */
 export interface KeyBatchReader {
@@ -10,7 +11,6 @@ export interface KeyBatchReader {
   /** What partitionKey gives for line k of the chunk scanned last, into `out`. */
   read(k: number, out: KeyLook): boolean;
 }
-import type { ServiceId } from '../model/services.js';
 
 /** Where a record came from. */
 export interface RecordOrigin {
