@@ -2,7 +2,7 @@
  * The canonical key reader over a whole chunk at once (README "Scaling out"): readKey()'s
  * structural pass, and the reading of a plain UTC `ts`, for the lines of a batch in a few calls
  * into WebAssembly (key-scan.c, 128-bit SIMD), then readKey()'s own tail (finishLook) per line.
- * About three times as fast as readKey line by line (README "Performance"), with the same answers,
+ * Two to three times as fast as readKey line by line (README "Performance"), with the same answers,
  * which test/key-scan.test.ts checks on every fixture line, on hostile lines and on random ones.
  *
  * One per thread (a worker thread of --jobs has its own), used by one batch at a time: scan() a
