@@ -104,6 +104,17 @@ describe('merge applies the global bounds again', () => {
     }
   });
 
+  it('lists the problems of a path named twice once, as the single run does (read once)', async () => {
+    // The second name of one file (`sameAs`) has no lines of its own: its problems are the first's.
+    for (const options of [{ files: [invalid, invalid] }, { files: [invalid, mixed, invalid], maxProblems: 3 }] as AnalyzeOptions[]) {
+      const single = await analyze(options);
+      expect(single.input.problems.length).toBeGreaterThan(0);
+      const merged = mergeReports(await partitionsOf(options, 2));
+      expect(merged.input.problemsOmitted).toBe(single.input.problemsOmitted);
+      expect(renderJson(merged)).toBe(renderJson(single));
+    }
+  });
+
   it('stops as a single run would with --strict and --max-invalid', async () => {
     await expect(async () => mergeReports(await partitionsOf({ files: [invalid], maxInvalid: 5, strict: false }, 1))).rejects.toThrow(/more than 5 invalid lines/);
   });
