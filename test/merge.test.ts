@@ -115,6 +115,27 @@ describe('merge applies the global bounds again', () => {
     }
   });
 
+  it('lists problems in line order when a container log\'s partial line is judged after the lines below it', async () => {
+    // Line 1 is the first piece of a partial docker line, joined and judged at its last piece
+    // (line 3), after line 2 of the other stream: the list is by line, whatever the pieces.
+    const dir = mkdtempSync(join(tmpdir(), 'sw-merge-joined-'));
+    try {
+      const file = join(dir, 'docker.log');
+      const time = '2026-03-01T10:00:00.000000000Z';
+      const piece = (log: string, stream: string) => JSON.stringify({ log, stream, time });
+      writeFileSync(file, [piece('{"ts":"bad",', 'stdout'), piece('not json\n', 'stderr'), piece('"type":"write"}\n', 'stdout'), piece('{"ts":"2026-03-01T10:00:01Z","type":"grab","resource":"r"}\n', 'stdout')].join('\n') + '\n');
+      for (const maxProblems of [undefined, 1, 2]) {
+        const options: AnalyzeOptions = { files: [file], maxProblems };
+        const single = await analyze(options);
+        expect(single.input.files[0]!.wrapper).toBe('docker');
+        expect(single.input.problems.map((p) => p.line)).toEqual([1, 2, 4].slice(0, maxProblems ?? 3));
+        for (const n of [2, 3]) expect(renderJson(mergeReports(await partitionsOf(options, n)))).toBe(renderJson(single));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('stops as a single run would with --strict and --max-invalid', async () => {
     await expect(async () => mergeReports(await partitionsOf({ files: [invalid], maxInvalid: 5, strict: false }, 1))).rejects.toThrow(/more than 5 invalid lines/);
   });
