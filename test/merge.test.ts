@@ -23,6 +23,7 @@ import { renderTable } from '../src/report/table.js';
 import { findingLine, summaryLine } from '../src/report/ndjson.js';
 import { DEFAULT_POLICY, exitCodeFor } from '../src/model/policy.js';
 import { historyArb } from './helpers/histories.js';
+import { loadMapping } from '../src/profiles/mapping.js';
 import { FIXTURES, runCli } from './helpers/run.js';
 
 /** The partition reports of a run, each through its JSON text (as merge reads them from files). */
@@ -138,6 +139,53 @@ describe('merge applies the global bounds again', () => {
 
   it('stops as a single run would with --strict and --max-invalid', async () => {
     await expect(async () => mergeReports(await partitionsOf({ files: [invalid], maxInvalid: 5, strict: false }, 1))).rejects.toThrow(/more than 5 invalid lines/);
+  });
+});
+
+describe('lease-scoped events and clock-went-backwards', () => {
+  // A session expiry names no resource: the rule sees it through its copies on the resources
+  // holding the session, under the first of them in a single run; a partition sees it under its
+  // own first holder, or not at all. Where that could change a step, the merge says so.
+  it('a step back at a lease-scoped event is flagged, not reported twice; in order, the merge is exact', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sw-merge-scoped-'));
+    try {
+      const mapping = join(dir, 'm.json');
+      writeFileSync(mapping, JSON.stringify({
+        fields: { ts: 'time', resource: 'key', leaseId: 'session', ownerId: 'who', fenceToken: 'rev', source: 'hostname' },
+        match: [
+          { when: { event: 'session-expired' }, type: 'expire', scope: 'lease' },
+          { when: { event: 'acquired' }, type: 'acquire' },
+          { when: { event: 'put' }, type: 'write', set: { result: 'accepted' } },
+        ],
+      }));
+      const profile = loadMapping(mapping);
+      const t0 = Date.UTC(2026, 2, 1, 10);
+      const line = (ms: number, rec: Record<string, unknown>) => JSON.stringify({ time: t0 + ms, hostname: 'db', ...rec });
+      // `a` and `orders/42` are in partitions 0 and 1 of 2 (README test vectors).
+      const log = (expiryMs: number) => [
+        line(1000, { event: 'acquired', key: 'a', session: 'S1', who: 'w1', rev: 1 }),
+        line(1100, { event: 'acquired', key: 'orders/42', session: 'S1', who: 'w1', rev: 1 }),
+        line(5000, { event: 'put', key: 'resource-7', who: 'w2', rev: 1 }),
+        line(expiryMs, { event: 'session-expired', session: 'S1' }),
+        line(7000, { event: 'put', key: 'a', who: 'w1', session: 'S1', rev: 1 }),
+      ].join('\n') + '\n';
+      const file = join(dir, 'zk.log');
+      writeFileSync(file, log(2000));
+      const options: AnalyzeOptions = { files: [file], profile };
+      const single = await analyze(options);
+      expect(single.findings.filter((f) => f.rule === 'clock-went-backwards').map((f) => f.resource)).toEqual(['a']);
+      const merged = mergeReports(await partitionsOf(options, 2));
+      expect(merged.partitions?.inexact.join(' ')).toMatch(/lease-scoped event .* goes back in time/);
+      expect(exitCodeFor(merged, DEFAULT_POLICY)).toBe(exitCodeFor(single, DEFAULT_POLICY));
+      expect(renderJson(await analyze({ ...options, jobs: 2 }))).toBe(renderJson(single));
+      writeFileSync(file, log(6000));
+      const ordered = await analyze(options);
+      const exact = mergeReports(await partitionsOf(options, 2));
+      expect(exact.partitions).toBeUndefined();
+      expect(renderJson(exact)).toBe(renderJson(ordered));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
