@@ -330,9 +330,7 @@ function wrapLines(lines: readonly string[], kind: 'docker' | 'cri', picks: read
 describe('partitions of container logs', () => {
   it('docker and CRI logs with lines split across streams: the merge of N partitions is the single run, or says where it may differ', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sw-part-wrapped-'));
-    let run = 0;
-    let exact = 0;
-    let joined = 0;
+    const seen = { runs: 0, exact: 0, joined: 0 };
     try {
       await fc.assert(
         fc.asyncProperty(
@@ -342,24 +340,24 @@ describe('partitions of container logs', () => {
           fc.constantFrom(undefined, 1, 3),
           fc.integer({ min: 2, max: 5 }),
           async (h, kind, picks, maxProblems, n) => {
-            const file = join(dir, `${run++}.log`);
+            const file = join(dir, `${seen.runs++}.log`);
             writeFileSync(file, wrapLines(h.files[0]!.lines, kind, picks).join('\n') + '\n');
             const options = { files: [file], maxProblems, busyWindowMs: 4000 };
             const single = await analyze(options);
             expect(single.input.files[0]!.wrapper).toBe(kind);
-            joined += single.input.joined;
+            seen.joined += single.input.joined;
             const parts: Report[] = [];
             for (let i = 0; i < n; i++) parts.push(JSON.parse(renderJson(await analyze({ ...options, partition: { index: i, count: n } }))) as Report);
             const merged = mergeReports(parts);
             if (merged.partitions !== undefined) return;
-            exact++;
+            seen.exact++;
             expect(renderJson(merged)).toBe(renderJson(single));
           },
         ),
         { seed: 6161, numRuns: 60 },
       );
-      expect(exact).toBeGreaterThan(30);
-      expect(joined).toBeGreaterThan(50);
+      expect(seen.exact).toBeGreaterThan(30);
+      expect(seen.joined).toBeGreaterThan(50);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
