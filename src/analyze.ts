@@ -8,7 +8,7 @@ import { mergeByTime } from './ingest/merge.js';
 import { fileSource, InputError, reasonOf, streamSource, type InputSource } from './ingest/open.js';
 import { count, InputStats, type InputPolicy } from './ingest/records.js';
 import { parseFed, parseSource, type FedItem } from './ingest/parse-source.js';
-import type { LineReader, LockEvent } from './model/event.js';
+import { isLeaseScoped, type LineReader, type LockEvent } from './model/event.js';
 import { LineStore } from './ingest/readback.js';
 import type { FileSummary, Finding, Problem, Report, ReportView, ResourceSummaries, TimelineEvent } from './model/report.js';
 import { EventCapture } from './timeline/capture.js';
@@ -19,7 +19,7 @@ import type { Rule } from './rules/types.js';
 import { VERSION } from './version.js';
 import { checkAnalyzeOptions } from './model/options.js';
 import { readinessDigest, verdictReasons } from './verdict.js';
-import { folding, ITEM_COPY, ITEM_EVENT, ITEM_EXTRA, PartitionFilter, Placeholder, Witness, type FoldedBatch, type PartitionSpec } from './ingest/partition.js';
+import { folding, ITEM_COPY, ITEM_EVENT, ITEM_EXTRA, ITEM_SCOPED, PartitionFilter, Placeholder, Witness, type FoldedBatch, type PartitionSpec } from './ingest/partition.js';
 import { MAX_PARTITIONS } from './partition/hash.js';
 import { autoJobs } from './partition/auto.js';
 import { maxWorkers, WORKER_MIN_BYTES } from './ingest/worker-limits.js';
@@ -455,7 +455,7 @@ async function feedPartition(engine: Engine, merged: ReturnType<typeof mergeByTi
         engine.pushForeign(own);
         continue;
       }
-      witness.item(own, src, ITEM_EVENT);
+      witness.item(own, src, shared || isLeaseScoped(own) ? ITEM_SCOPED : ITEM_EVENT);
       engine.atTs = highest[src]!;
       engine.atFrom = src;
       engine.atSeq = at;

@@ -149,6 +149,24 @@ describe('--jobs', () => {
     }
   }, 60_000);
 
+  it('tells the wrapper of an input as one thread does, whatever its first chunk holds', async () => {
+    // One thread tells the wrapper from its first 256 KiB batch: here only line 1, a CRI line.
+    // The reader's first 1 MiB holds eight lines, most of them plain: the input is not fed as
+    // plain (which would leave line 1 wrapped and invalid) but read by each job itself.
+    const dir = mkdtempSync(join(tmpdir(), 'sw-jobs-wrap-'));
+    try {
+      const ev = (s: number, msg: number) => JSON.stringify({ ts: `2026-03-01T10:00:0${s}.000Z`, type: 'write', resource: `r${s}`, ownerId: 'w', leaseId: 'l', fenceToken: '1', result: 'accepted', msg: 'x'.repeat(msg) });
+      const f = join(dir, 'w.log');
+      writeFileSync(f, [`2026-03-01T10:00:00.000000000Z stdout F ${ev(0, 200_000)}`, ...Array.from({ length: 8 }, (_, i) => ev(i + 1, 110_000))].join('\n') + '\n');
+      const one = await analyze({ files: [f], jobs: 1 });
+      expect(one.input.files[0]!.wrapper).toBe('cri');
+      expect(one.input.events).toBe(9);
+      expect(renderJson(await analyze({ files: [f], jobs: 2 }))).toBe(renderJson(one));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('analyses again on one thread when the merge is not exactly one run (input out of order)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sw-jobs-'));
     try {

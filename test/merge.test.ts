@@ -23,6 +23,7 @@ import { renderTable } from '../src/report/table.js';
 import { findingLine, summaryLine } from '../src/report/ndjson.js';
 import { DEFAULT_POLICY, exitCodeFor } from '../src/model/policy.js';
 import { historyArb } from './helpers/histories.js';
+import { loadMapping } from '../src/profiles/mapping.js';
 import { FIXTURES, runCli } from './helpers/run.js';
 
 /** The partition reports of a run, each through its JSON text (as merge reads them from files). */
@@ -104,8 +105,87 @@ describe('merge applies the global bounds again', () => {
     }
   });
 
+  it('lists the problems of a path named twice once, as the single run does (read once)', async () => {
+    // The second name of one file (`sameAs`) has no lines of its own: its problems are the first's.
+    for (const options of [{ files: [invalid, invalid] }, { files: [invalid, mixed, invalid], maxProblems: 3 }] as AnalyzeOptions[]) {
+      const single = await analyze(options);
+      expect(single.input.problems.length).toBeGreaterThan(0);
+      const merged = mergeReports(await partitionsOf(options, 2));
+      expect(merged.input.problemsOmitted).toBe(single.input.problemsOmitted);
+      expect(renderJson(merged)).toBe(renderJson(single));
+    }
+  });
+
+  it('lists problems in line order when a container log\'s partial line is judged after the lines below it', async () => {
+    // Line 1 is the first piece of a partial docker line, joined and judged at its last piece
+    // (line 3), after line 2 of the other stream: the list is by line, whatever the pieces.
+    const dir = mkdtempSync(join(tmpdir(), 'sw-merge-joined-'));
+    try {
+      const file = join(dir, 'docker.log');
+      const time = '2026-03-01T10:00:00.000000000Z';
+      const piece = (log: string, stream: string) => JSON.stringify({ log, stream, time });
+      writeFileSync(file, [piece('{"ts":"bad",', 'stdout'), piece('not json\n', 'stderr'), piece('"type":"write"}\n', 'stdout'), piece('{"ts":"2026-03-01T10:00:01Z","type":"grab","resource":"r"}\n', 'stdout')].join('\n') + '\n');
+      for (const maxProblems of [undefined, 1, 2]) {
+        const options: AnalyzeOptions = { files: [file], maxProblems };
+        const single = await analyze(options);
+        expect(single.input.files[0]!.wrapper).toBe('docker');
+        expect(single.input.problems.map((p) => p.line)).toEqual([1, 2, 4].slice(0, maxProblems ?? 3));
+        for (const n of [2, 3]) expect(renderJson(mergeReports(await partitionsOf(options, n)))).toBe(renderJson(single));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('stops as a single run would with --strict and --max-invalid', async () => {
     await expect(async () => mergeReports(await partitionsOf({ files: [invalid], maxInvalid: 5, strict: false }, 1))).rejects.toThrow(/more than 5 invalid lines/);
+  });
+});
+
+describe('lease-scoped events and clock-went-backwards', () => {
+  // A session expiry names no resource: the rule sees it through its copies on the resources
+  // holding the session, under the first of them in a single run; a partition sees it under its
+  // own first holder, or not at all. Where that could change a step, the merge says so.
+  it('a step back at a lease-scoped event is flagged, not reported twice; in order, the merge is exact', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sw-merge-scoped-'));
+    try {
+      const mapping = join(dir, 'm.json');
+      writeFileSync(mapping, JSON.stringify({
+        fields: { ts: 'time', resource: 'key', leaseId: 'session', ownerId: 'who', fenceToken: 'rev', source: 'hostname' },
+        match: [
+          { when: { event: 'session-expired' }, type: 'expire', scope: 'lease' },
+          { when: { event: 'acquired' }, type: 'acquire' },
+          { when: { event: 'put' }, type: 'write', set: { result: 'accepted' } },
+        ],
+      }));
+      const profile = loadMapping(mapping);
+      const t0 = Date.UTC(2026, 2, 1, 10);
+      const line = (ms: number, rec: Record<string, unknown>) => JSON.stringify({ time: t0 + ms, hostname: 'db', ...rec });
+      // `a` and `orders/42` are in partitions 0 and 1 of 2 (README test vectors).
+      const log = (expiryMs: number) => [
+        line(1000, { event: 'acquired', key: 'a', session: 'S1', who: 'w1', rev: 1 }),
+        line(1100, { event: 'acquired', key: 'orders/42', session: 'S1', who: 'w1', rev: 1 }),
+        line(5000, { event: 'put', key: 'resource-7', who: 'w2', rev: 1 }),
+        line(expiryMs, { event: 'session-expired', session: 'S1' }),
+        line(7000, { event: 'put', key: 'a', who: 'w1', session: 'S1', rev: 1 }),
+      ].join('\n') + '\n';
+      const file = join(dir, 'zk.log');
+      writeFileSync(file, log(2000));
+      const options: AnalyzeOptions = { files: [file], profile };
+      const single = await analyze(options);
+      expect(single.findings.filter((f) => f.rule === 'clock-went-backwards').map((f) => f.resource)).toEqual(['a']);
+      const merged = mergeReports(await partitionsOf(options, 2));
+      expect(merged.partitions?.inexact.join(' ')).toMatch(/lease-scoped event .* goes back in time/);
+      expect(exitCodeFor(merged, DEFAULT_POLICY)).toBe(exitCodeFor(single, DEFAULT_POLICY));
+      expect(renderJson(await analyze({ ...options, jobs: 2 }))).toBe(renderJson(single));
+      writeFileSync(file, log(6000));
+      const ordered = await analyze(options);
+      const exact = mergeReports(await partitionsOf(options, 2));
+      expect(exact.partitions).toBeUndefined();
+      expect(renderJson(exact)).toBe(renderJson(ordered));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

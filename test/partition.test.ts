@@ -3,7 +3,9 @@
  * exactly the key, time and source the engine would use (differentially against full parsing), and
  * the partitions of a run account for every line exactly once.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze.js';
@@ -17,6 +19,9 @@ import { readKey, type KeyLook } from '../src/profiles/canonical-key.js';
 import { fastCanonicalBytes } from '../src/profiles/fast-canonical-bytes.js';
 import { fastCanonicalEvent } from '../src/profiles/fast-canonical.js';
 import { findCases, analysisOptions, readExpectation } from '../src/check/cases.js';
+import { mergeReports } from '../src/partition/merge.js';
+import { renderJson } from '../src/report/json.js';
+import { historyArb } from './helpers/histories.js';
 import { existsSync } from 'node:fs';
 import { filesUnder, generalEvent } from './helpers/paths.js';
 import { FIXTURES } from './helpers/run.js';
@@ -245,4 +250,63 @@ describe('partition engine', () => {
     // Forgotten here too (three newer operations): made anew, nothing to note.
     expect(notes(0, 3)).toEqual([]);
   });
+});
+
+/**
+ * Lines as a container runtime logs them (`docker` json-file or `cri`), some split in two pieces
+ * with a line of the other stream between them, so that a line is joined, and judged, after the
+ * line below it.
+ */
+function wrapLines(lines: readonly string[], kind: 'docker' | 'cri', picks: readonly number[]): string[] {
+  const out: string[] = [];
+  const at = (k: number) => `2026-03-01T09:00:${String(k % 60).padStart(2, '0')}.000000000Z`;
+  const piece = (text: string, stream: string, last: boolean, k: number) =>
+    kind === 'docker' ? JSON.stringify({ log: last ? `${text}\n` : text, stream, time: at(k) }) : `${at(k)} ${stream} ${last ? 'F' : 'P'} ${text}`;
+  for (let k = 0; k < lines.length; k++) {
+    const line = lines[k]!;
+    const pick = picks[k % picks.length]!;
+    if (pick < 3 && line.length > 10 && k + 1 < lines.length) {
+      const cut = Math.floor((line.length * (pick + 1)) / 4);
+      out.push(piece(line.slice(0, cut), 'stdout', false, k), piece(lines[k + 1]!, 'stderr', true, k), piece(line.slice(cut), 'stdout', true, k));
+      k++;
+    } else out.push(piece(line, 'stdout', true, k));
+  }
+  return out;
+}
+
+describe('partitions of container logs', () => {
+  it('docker and CRI logs with lines split across streams: the merge of N partitions is the single run, or says where it may differ', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sw-part-wrapped-'));
+    const seen = { runs: 0, exact: 0, joined: 0 };
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          historyArb({ inputs: 1 }),
+          fc.constantFrom<'docker' | 'cri'>('docker', 'cri'),
+          fc.array(fc.nat({ max: 9 }), { minLength: 7, maxLength: 7 }),
+          fc.constantFrom(undefined, 1, 3),
+          fc.integer({ min: 2, max: 5 }),
+          async (h, kind, picks, maxProblems, n) => {
+            const file = join(dir, `${seen.runs++}.log`);
+            writeFileSync(file, wrapLines(h.files[0]!.lines, kind, picks).join('\n') + '\n');
+            const options = { files: [file], maxProblems, busyWindowMs: 4000 };
+            const single = await analyze(options);
+            expect(single.input.files[0]!.wrapper).toBe(kind);
+            seen.joined += single.input.joined;
+            const parts: Report[] = [];
+            for (let i = 0; i < n; i++) parts.push(JSON.parse(renderJson(await analyze({ ...options, partition: { index: i, count: n } }))) as Report);
+            const merged = mergeReports(parts);
+            if (merged.partitions !== undefined) return;
+            seen.exact++;
+            expect(renderJson(merged)).toBe(renderJson(single));
+          },
+        ),
+        { seed: 6161, numRuns: 60 },
+      );
+      expect(seen.exact).toBeGreaterThan(30);
+      expect(seen.joined).toBeGreaterThan(50);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -19,7 +19,8 @@ export interface InputSource {
   open(): AsyncIterable<Buffer>;
 }
 
-const READ_CHUNK = 256 * 1024;
+/** Bytes per chunk a plain file is read in (by a run, and by a job reading an input itself). */
+export const READ_CHUNK = 256 * 1024;
 
 /** A user-facing input error: unreadable file, directory, bad gzip. */
 export class InputError extends Error {

@@ -505,6 +505,8 @@ interface Domain {
   /** The last line that a single run would not have given the rule (NaN: none), and the domain's highest time before it. */
   pendingTs: number;
   pendingMax: number;
+  /** That line is a lease-scoped event (ITEM_SCOPED). */
+  pendingScoped: boolean;
 }
 
 /** The kinds of items the witness is told of. */
@@ -513,6 +515,13 @@ export const ITEM_EVENT = 0;
 export const ITEM_EXTRA = 1;
 /** A copy (at-least-once delivery) of this partition's: in the merge, not analysed. */
 export const ITEM_COPY = 2;
+/**
+ * A lease-scoped event (a session expiry naming no resource), this partition's or applied here:
+ * clock-went-backwards sees it only through its copies on the resources holding its lease, so
+ * here under this partition's first holder, or not at all when none is here, where a single run
+ * sees it under the first holder of all partitions (or not at all when none holds it).
+ */
+export const ITEM_SCOPED = 3;
 
 /**
  * Watches one partition's merged input for the cases where a partition run could differ from a
@@ -524,7 +533,8 @@ export const ITEM_COPY = 2;
  * - the merge order, when such a line raises the highest time of its input above the next line
  *   of that input (only with several inputs);
  * - clock-went-backwards, when such a line, or the gap it leaves, is a step back of more than the
- *   clock-skew bound in its clock domain.
+ *   clock-skew bound in its clock domain. A lease-scoped event (ITEM_SCOPED) is watched alike: the
+ *   rule may see it in one run and not in another, or file a step at it under another resource.
  */
 export class Witness {
   private readonly highest: Float64Array;
@@ -566,18 +576,20 @@ export class Witness {
           this.note(`more than ${MAX_DOMAINS} clock domains: clock-went-backwards could see them otherwise in a single run`);
           return;
         }
-        this.domains.set(key, (d = { source: ev.source, file: ev.file, max: -Infinity, pendingTs: NaN, pendingMax: NaN }));
+        this.domains.set(key, (d = { source: ev.source, file: ev.file, max: -Infinity, pendingTs: NaN, pendingMax: NaN, pendingScoped: false }));
       }
       this.last = d;
     }
     if (d.pendingTs === d.pendingTs) {
-      if (Math.max(d.pendingMax, d.pendingTs) - t > this.skewMs) this.note('a line that is no event, or a copy, stands between two lines of a clock domain that go back in time: clock-went-backwards could see another step in a single run');
+      if (Math.max(d.pendingMax, d.pendingTs) - t > this.skewMs) this.note(d.pendingScoped ? 'a lease-scoped event (naming no resource) stands between two lines of a clock domain that go back in time: clock-went-backwards could see another step in a single run' : 'a line that is no event, or a copy, stands between two lines of a clock domain that go back in time: clock-went-backwards could see another step in a single run');
       d.pendingTs = NaN;
     }
     if (kind !== ITEM_EVENT) {
-      if (d.max - t > this.skewMs) this.note('a line that is no event, or a copy, goes back in time in its clock domain: clock-went-backwards could see another step in a single run');
+      const scoped = kind === ITEM_SCOPED;
+      if (d.max - t > this.skewMs) this.note(scoped ? 'a lease-scoped event (naming no resource) goes back in time in its clock domain: clock-went-backwards could see the step under another resource, or another step, in a single run' : 'a line that is no event, or a copy, goes back in time in its clock domain: clock-went-backwards could see another step in a single run');
       d.pendingTs = t;
       d.pendingMax = d.max;
+      d.pendingScoped = scoped;
     }
     if (t > d.max) d.max = t;
   }

@@ -41,7 +41,8 @@ export class InputStats {
   readonly files: FileSummary[] = [];
   /**
    * Problems listed, per input, each list capped: inputs are read concurrently, so the report lists
-   * them in input order (then line order), whichever input was read first.
+   * them in input order (then line order), whichever input was read first. Each list holds the
+   * input's first problems by line (listProblem), as the merge of partitions lists them.
    */
   private readonly listed = new Map<FileSummary, Problem[]>();
   invalid = 0;
@@ -64,7 +65,7 @@ export class InputStats {
     this.invalid++;
     const p: Problem = { file: summary.file, line, reason };
     const list = this.listed.get(summary);
-    if (list !== undefined && list.length < this.maxProblems) list.push(p);
+    if (list !== undefined) listProblem(list, p, this.maxProblems);
     this.policy.onProblem?.(p);
     if (this.policy.strict) throw new StrictInputError(`${p.file}:${p.line}: ${reason} (--strict stops at the first invalid line)`, p);
     if (this.policy.maxInvalid !== undefined && this.invalid > this.policy.maxInvalid) {
@@ -103,6 +104,24 @@ export class InputStats {
     addUp(s, this.files);
     return s;
   }
+}
+
+/**
+ * Add `p` to `list`, an input's listed problems: its first `max` by line number, in line order.
+ * Problems come in line order but for a container log's partial line, joined and judged when its
+ * last piece comes (after lines below it), which takes its place by its first line, so that the
+ * list does not depend on where the pieces were (the merge of partitions sorts by line too).
+ */
+function listProblem(list: Problem[], p: Problem, max: number): void {
+  const n = list.length;
+  if (n === 0 || list[n - 1]!.line <= p.line) {
+    if (n < max) list.push(p);
+    return;
+  }
+  let k = n - 1;
+  while (k > 0 && list[k - 1]!.line > p.line) k--;
+  list.splice(k, 0, p);
+  if (list.length > max) list.pop();
 }
 
 /** Add the counts of `files` into `total` (otherPartitions only when `total` has it). */

@@ -127,6 +127,21 @@ export function wrapperOf(text: string): WrapperKind | undefined {
 }
 
 /**
+ * Whether the first non-blank lines (up to DETECT_LINES) include one and none of them is in a
+ * wrapper's form. Then detectWrapper says null for them and for every shorter run of them, so
+ * for the first lines of the input whatever batch a reader with smaller chunks told them from.
+ */
+export function noWrapperLine(lines: readonly (string | null)[]): boolean {
+  let seen = 0;
+  for (const l of lines) {
+    if (l === null || isBlank(l)) continue;
+    if (wrapperOf(l) !== undefined) return false;
+    if (++seen === DETECT_LINES) break;
+  }
+  return seen > 0;
+}
+
+/**
  * The wrapper of an input from its first non-blank lines: the kind that most of them (at least
  * half, up to DETECT_LINES) are in, or null for none. Undefined while no content line was seen.
  */

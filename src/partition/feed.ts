@@ -17,16 +17,20 @@
  * several (the jobs share them); the next chunk of an input is read only when every job has room
  * for it, so the reader never runs ahead of the slowest job by more than that.
  */
-import { DEFAULT_MAX_LINE_BYTES, isByteBatch, NOT_LOOKED, readLineBytes, type ByteLineBatch, type LineBatch } from '../ingest/lines.js';
-import { fileSource, InputError } from '../ingest/open.js';
+import { isByteBatch, NOT_LOOKED, readLineBytes, type ByteLineBatch, type LineBatch } from '../ingest/lines.js';
+import { fileSource, InputError, READ_CHUNK } from '../ingest/open.js';
 import { sampleOf, type FedItem } from '../ingest/parse-source.js';
 import { lookLines, PartitionFilter } from '../ingest/partition.js';
 import { firstContentLine } from '../ingest/records.js';
-import { Unwrapper } from '../ingest/wrappers.js';
+import { noWrapperLine } from '../ingest/wrappers.js';
 import type { Profile } from '../profiles/types.js';
 
-/** Bytes per chunk the reader reads (fewer, larger messages than a job's own 256 KiB reads). */
-export const FEED_CHUNK = 1024 * 1024;
+/**
+ * Bytes per chunk the reader reads (fewer, larger messages than a job's own 256 KiB reads). A
+ * whole number of READ_CHUNKs: the lines of its first batch are those of a run's first four, so
+ * its look at the wrapper covers every line a run tells it from (see read()).
+ */
+export const FEED_CHUNK = 4 * READ_CHUNK;
 
 /**
  * Batches of one input sent to a job before it has taken one, with one input: deep enough that
@@ -200,10 +204,12 @@ export class Feeder {
         const raw = r.value;
         if (first) {
           first = false;
-          // As parseSource tells the wrapper: only an input that is plainly no container log is fed.
-          const u = new Unwrapper(this.o.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
-          u.detect(isByteBatch(raw) ? sampleOf(raw) : raw.lines);
-          if (u.kind !== null) {
+          // Only an input that is plainly no container log is fed. parseSource tells the wrapper
+          // from the lines of its first batch that has any, read in smaller chunks than these
+          // (READ_CHUNK): some of the first lines of this batch. So fed only when none of this
+          // sample is in a wrapper's form, which any fewer of its first lines say too (null);
+          // any other input is read by every job itself, as one thread reads it.
+          if (!noWrapperLine(isByteBatch(raw) ? sampleOf(raw) : raw.lines)) {
             this.all({ kind: 'feed-self', file });
             return;
           }

@@ -257,10 +257,12 @@ function mergeInput(reports: readonly Report[], maxProblems: number): InputSumma
     }
     return merged;
   });
-  // Problems: per input, in line order, then the first --max-problems of them.
+  // Problems: per input, in line order, then the first --max-problems of them. A path named again
+  // (`sameAs`, read once) has none of its own: its problems are the first name's, listed once.
   const problems: Problem[] = [];
   for (const f of files) {
     if (problems.length >= maxProblems) break;
+    if (f.sameAs !== undefined) continue;
     const mine = reports.flatMap((r) => r.input.problems.filter((p) => p.file === f.file)).sort((a, b) => a.line - b.line);
     for (const p of mine) {
       if (problems.length >= maxProblems) break;
