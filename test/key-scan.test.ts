@@ -23,8 +23,12 @@ import { BIN, FIXTURES, ROOT } from './helpers/run.js';
 
 const blank = (): KeyLook => ({ keyStart: -1, keyEnd: -1, key: undefined, ts: Number.NaN, source: undefined });
 
-/** Pack `lines` into one chunk (each followed by `sep`), scan it at once, and compare every line with readKey. */
-function compareChunk(lines: Buffer[], sep = '\n', scanner = new KeyScan()): { read: number } {
+/**
+ * Pack `lines` into one chunk (each followed by `sep`), scan it at once, and compare every line
+ * (or those of `order`, in that order) with readKey. The bounds go in as an Int32Array, or with
+ * `plain` as arrays.
+ */
+function compareChunk(lines: Buffer[], sep = '\n', scanner = new KeyScan(), order?: readonly number[], plain = false): { read: number } {
   const parts: Buffer[] = [];
   const starts: number[] = [];
   const ends: number[] = [];
@@ -41,9 +45,9 @@ function compareChunk(lines: Buffer[], sep = '\n', scanner = new KeyScan()): { r
     }
   });
   const chunk = Buffer.concat(parts);
-  expect(scanner.scan(chunk, Int32Array.from(starts), Int32Array.from(ends), lines.length)).toBe(true);
+  expect(scanner.scan(chunk, plain ? starts : Int32Array.from(starts), plain ? ends : Int32Array.from(ends), lines.length)).toBe(true);
   let read = 0;
-  for (let k = 0; k < lines.length; k++) {
+  for (const k of order ?? lines.keys()) {
     const a = blank();
     const b = blank();
     const batch = scanner.read(k, a);
@@ -215,24 +219,8 @@ describe('the key reader over a whole chunk', () => {
     for (let k = 0; k < 3 * BLOCK + 7; k++) lines.push(Buffer.from(HOSTILE[k % HOSTILE.length]!.replace('"r"', `"r${k}"`), 'utf8'));
     const { read } = compareChunk(lines);
     expect(read).toBeGreaterThan(BLOCK);
-    // Backwards, and jumping between blocks.
-    const chunk = Buffer.concat(lines.flatMap((l) => [l, Buffer.from('\n')]));
-    const starts: number[] = [];
-    const ends: number[] = [];
-    let at = 0;
-    for (const l of lines) {
-      starts.push(at);
-      ends.push(at + l.length);
-      at += l.length + 1;
-    }
-    const s = new KeyScan();
-    expect(s.scan(chunk, starts, ends, lines.length)).toBe(true);
-    for (const k of [lines.length - 1, 0, BLOCK, BLOCK - 1, 2 * BLOCK + 3, 5, lines.length - 2]) {
-      const a = blank();
-      const b = blank();
-      expect(s.read(k, a)).toBe(readKey(chunk, starts[k]!, ends[k]!, b));
-      expect(a).toEqual(b);
-    }
+    // Backwards, and jumping between blocks, with the bounds as arrays.
+    compareChunk(lines, '\n', new KeyScan(), [lines.length - 1, 0, BLOCK, BLOCK - 1, 2 * BLOCK + 3, 5, lines.length - 2], true);
   });
 
   it('refuses a read after another reader of the thread scanned (they share the module\'s memory)', () => {
