@@ -230,14 +230,16 @@ async function run(options: AnalyzeOptions, hooks: JobHooks | undefined, made: b
       const st = fileStats[i];
       const byReference = st !== undefined && lineStore.register(path, st);
       const fed = part === undefined ? undefined : hooks?.fed?.(path);
-      const own = () => sourceEvents(input, profile, stats, summary, options.maxLineBytes, progress, byReference, part);
+      // Input that can go quiet: its first lines wait at most QUIET_FLUSH_MS for the wrapper's decision.
+      const quietMs = st === undefined || !st.isFile() ? QUIET_FLUSH_MS : undefined;
+      const own = () => sourceEvents(input, profile, stats, summary, options.maxLineBytes, progress, byReference, part, quietMs);
       sources.push(fed === undefined ? own() : fedEvents(fed, own, input.name, profile, stats, summary, byReference, part!));
     }
   });
   for (const s of options.streams ?? []) {
     const summary = stats.addFile(s.name);
     summaries.push(summary);
-    sources.push(sourceEvents(streamSource(s.name, s.stream), profile, stats, summary, options.maxLineBytes, progress, false, part));
+    sources.push(sourceEvents(streamSource(s.name, s.stream), profile, stats, summary, options.maxLineBytes, progress, false, part, QUIET_FLUSH_MS));
   }
   if (options.events !== undefined) {
     const summary = stats.addFile('events');
@@ -598,9 +600,9 @@ async function* workerSource(job: Parameters<Threaded['workerEvents']>[0], stats
   yield* workerEvents(job, stats, summary, onBatch);
 }
 
-async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, summary: FileSummary, maxLineBytes: number | undefined, progress?: ProgressState, byReference = false, part?: PartitionFilter): AsyncGenerator<LockEvent[]> {
+async function* sourceEvents(input: InputSource, profile: Profile, stats: InputStats, summary: FileSummary, maxLineBytes: number | undefined, progress?: ProgressState, byReference = false, part?: PartitionFilter, quietMs?: number): AsyncGenerator<LockEvent[]> {
   const chunks = progress === undefined ? input.open() : counted(input.open(), input.name, progress);
-  for await (const { events, lines } of parseSource(chunks, input.name, profile, stats, summary, maxLineBytes, byReference, part, true)) {
+  for await (const { events, lines } of parseSource(chunks, input.name, profile, stats, summary, maxLineBytes, byReference, part, true, quietMs)) {
     if (progress !== undefined) {
       progress.info.lines += lines;
       progress.report(progress.info);

@@ -150,18 +150,25 @@ describe('--jobs', () => {
   }, 60_000);
 
   it('tells the wrapper of an input as one thread does, whatever its first chunk holds', async () => {
-    // One thread tells the wrapper from its first 256 KiB batch: here only line 1, a CRI line.
-    // The reader's first 1 MiB holds eight lines, most of them plain: the input is not fed as
-    // plain (which would leave line 1 wrapped and invalid) but read by each job itself.
+    // The wrapper is told from the first eight lines, whatever chunks they are read in: one
+    // thread's first 256 KiB batch holds only line 1, a CRI line, and the reader's first 1 MiB
+    // holds eight lines. Most of them are plain: no wrapper, line 1 is invalid, in both.
     const dir = mkdtempSync(join(tmpdir(), 'sw-jobs-wrap-'));
     try {
       const ev = (s: number, msg: number) => JSON.stringify({ ts: `2026-03-01T10:00:0${s}.000Z`, type: 'write', resource: `r${s}`, ownerId: 'w', leaseId: 'l', fenceToken: '1', result: 'accepted', msg: 'x'.repeat(msg) });
       const f = join(dir, 'w.log');
       writeFileSync(f, [`2026-03-01T10:00:00.000000000Z stdout F ${ev(0, 200_000)}`, ...Array.from({ length: 8 }, (_, i) => ev(i + 1, 110_000))].join('\n') + '\n');
       const one = await analyze({ files: [f], jobs: 1 });
-      expect(one.input.files[0]!.wrapper).toBe('cri');
-      expect(one.input.events).toBe(9);
+      expect(one.input.files[0]!.wrapper).toBeUndefined();
+      expect(one.input.events).toBe(8);
+      expect(one.input.problems.map((p) => p.line)).toEqual([1]);
       expect(renderJson(await analyze({ files: [f], jobs: 2 }))).toBe(renderJson(one));
+      // Most of the first eight wrapped: CRI, in both.
+      writeFileSync(f, [...Array.from({ length: 5 }, (_, i) => `2026-03-01T10:00:0${i}.000000000Z stdout F ${ev(i, 200_000)}`), ...Array.from({ length: 4 }, (_, i) => ev(i + 5, 110_000))].join('\n') + '\n');
+      const cri = await analyze({ files: [f], jobs: 1 });
+      expect(cri.input.files[0]!.wrapper).toBe('cri');
+      expect(cri.input.events).toBe(9);
+      expect(renderJson(await analyze({ files: [f], jobs: 2 }))).toBe(renderJson(cri));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

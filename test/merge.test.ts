@@ -231,6 +231,14 @@ describe('merge refuses what is not one run', () => {
       const single = await runCli(['analyze', '-f', 'json', 'a.ndjson'], { cwd: dir });
       expect(ok.stdout).toBe(single.stdout);
       expect(ok.code).toBe(single.code);
+      // Too many invalid lines: exit 2 as a single run, said as its input's failure (no usage hint).
+      // One invalid line in each partition (`a` and `orders/42` are in partitions 0 and 1 of 2, README test vectors).
+      writeFileSync(join(dir, 'bad.ndjson'), '{"ts":"2026-03-01T10:00:00Z","type":"grab","resource":"a"}\n{"ts":"2026-03-01T10:00:00Z","type":"grab","resource":"orders/42"}\n{"ts":"2026-03-01T10:00:00Z","type":"acquire","resource":"r","fenceToken":"1"}\n');
+      for (let i = 0; i < 2; i++) expect((await runCli(['analyze', '--partition', `${i}/2`, '--max-invalid', '1', '-o', join(dir, `b${i}.json`), 'bad.ndjson'], { cwd: dir })).code).toBe(0);
+      const tooMany = await runCli(['merge', join(dir, 'b0.json'), join(dir, 'b1.json')]);
+      expect(tooMany.code).toBe(2);
+      expect(tooMany.stderr).toBe('stalewrite: more than 1 invalid lines in all partitions (--max-invalid): 2\n');
+      expect((await runCli(['analyze', '--max-invalid', '1', 'bad.ndjson'], { cwd: dir })).code).toBe(2);
       const notJson = join(dir, 'x.json');
       writeFileSync(notJson, '{');
       expect((await runCli(['merge', notJson])).stderr).toMatch(/is not a JSON report/);

@@ -15,7 +15,8 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyze, type AnalyzeOptions } from '../src/analyze.js';
-import { detectWrapper, parseCri, parseDocker, parseKubectl, unwrapSample, wrapperOf } from '../src/ingest/wrappers.js';
+import { DETECT_HOLD_BYTES, DETECT_WINDOW, detectWrapper, lineBatchSize, parseCri, parseDocker, parseKubectl, Unwrapper, unwrapSample, WrapperGate, wrapperOf } from '../src/ingest/wrappers.js';
+import type { LineBatch } from '../src/ingest/lines.js';
 import type { Report } from '../src/model/report.js';
 import { fastCanonicalEvent } from '../src/profiles/fast-canonical.js';
 import { getProfile, loadMapping, type ProfileName } from '../src/profiles/index.js';
@@ -158,6 +159,67 @@ describe('detecting a wrapper', () => {
     expect(detectWrapper(['garbage', cri(canonical), cri(canonical)])).toBe('cri');
     expect(detectWrapper([canonical, canonical, cri(canonical)])).toBeNull();
     expect(detectWrapper([canonical])).toBeNull();
+  });
+
+  it('decides from the first lines of the input, whatever batches they come in (a pipe, a read chunk)', async () => {
+    // Three unwrapped lines, then five in CRI's form: of the first eight, most are CRI's.
+    const plain = (n: number) => `{"ts":"2026-03-01T10:00:0${n}Z","type":"acquire","resource":"r-${n}","fenceToken":${n + 1},"owner":"w${n}"}`;
+    const lines = [...[0, 1, 2].map(plain), ...[3, 4, 5, 6, 7].map((n) => `2026-03-01T10:00:0${n}.1Z stdout F ${plain(n)}`), plain(8)];
+    const buf = Buffer.from(['', ...lines].join('\n') + '\n');
+    const cut = (every: number) => Array.from({ length: Math.ceil(buf.length / every) }, (_, k) => buf.subarray(k * every, (k + 1) * every));
+    const reports: string[] = [];
+    for (const chunks of [[buf], cut(1), cut(7), cut(150), cut(400)]) {
+      const report = await analyze({ streams: [{ name: 'w.log', stream: Readable.from(chunks) }] });
+      expect(report.input.files[0]!.wrapper).toBe('cri');
+      expect(report.input.events).toBe(9);
+      reports.push(JSON.stringify(report));
+    }
+    expect(new Set(reports).size).toBe(1);
+    // Fewer than eight lines in all: decided from those, at the end.
+    const short = Buffer.from(lines.slice(2, 5).join('\n') + '\n');
+    const r = await analyze({ streams: [{ name: 's.log', stream: Readable.from([short.subarray(0, 10), short.subarray(10)]) }] });
+    expect(r.input.files[0]!.wrapper).toBe('cri');
+    expect(r.input.events).toBe(3);
+  });
+
+  it('holds the first batches only within its window and its bytes', () => {
+    const cri = (n: number) => `2026-03-01T10:00:00.1Z stdout F {"n":${n}}`;
+    // One wrapped line, then blank lines: decided at the DETECT_WINDOW-th line from the first wrapped one.
+    const u = new Unwrapper(1 << 20);
+    const gate = new WrapperGate(u, (b: LineBatch) => b.lines, lineBatchSize);
+    expect(gate.offer({ firstLine: 1, lines: ['', ' '] })).toHaveLength(1); // nothing to decide from yet: on at once
+    expect(gate.offer({ firstLine: 3, lines: [cri(1), ...Array<string>(DETECT_WINDOW - 2).fill('')] })).toEqual([]);
+    expect(u.kind).toBeUndefined();
+    const out = gate.offer({ firstLine: DETECT_WINDOW + 1, lines: ['', '', cri(2)] });
+    expect(u.kind).toBe('cri');
+    expect(out.map((b) => b.firstLine)).toEqual([3, DETECT_WINDOW + 1]);
+    // Held bytes past the bound: decided from the lines seen.
+    const v = new Unwrapper(1 << 20);
+    const big = new WrapperGate(v, (b: LineBatch) => b.lines, () => DETECT_HOLD_BYTES / 2 + 1);
+    expect(big.offer({ firstLine: 1, lines: [cri(1)] })).toEqual([]);
+    expect(big.offer({ firstLine: 2, lines: ['{"n":2}'] })).toHaveLength(2);
+    expect(v.kind).toBe('cri');
+    expect(big.settle()).toEqual([]);
+  });
+
+  it('decides a file the same whether it is read alone or among many (smaller read chunks)', async () => {
+    // Lines of 40 KB: the 64 KiB chunk of a run over more than MANY_FILES inputs holds two of them.
+    const pad = 'p'.repeat(40_000);
+    const plain = (n: number) => `{"ts":"2026-03-01T10:00:0${n}Z","type":"acquire","resource":"r-${n}","fenceToken":${n + 1},"owner":"w${n}","pad":"${pad}"}`;
+    const lines = [...[0, 1, 2].map(plain), ...[3, 4, 5, 6, 7].map((n) => `2026-03-01T10:00:0${n}.1Z stdout F ${plain(n)}`)];
+    const dir = tmp();
+    const file = join(dir, 'big.log');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const others = Array.from({ length: 33 }, (_, k) => {
+      const p = join(dir, `other-${k}.ndjson`);
+      writeFileSync(p, `{"ts":"2026-03-01T11:00:00Z","type":"acquire","resource":"o-${k}","fenceToken":1,"owner":"w"}\n`);
+      return p;
+    });
+    const alone = await analyze({ files: [file] });
+    const many = await analyze({ files: [file, ...others] });
+    expect(alone.input.files[0]!.wrapper).toBe('cri');
+    expect(many.input.files[0]).toEqual(alone.input.files[0]);
+    expect(many.input.files[0]!.events).toBe(8);
   });
 
   it('unwraps the pieces: the newline of docker records, CRI tags, the kubectl prefix', () => {

@@ -589,7 +589,7 @@ async function runMerge(args: MergeArgs, color: boolean): Promise<number> {
   const summaryPath = format === 'github' && process.env.GITHUB_STEP_SUMMARY ? process.env.GITHUB_STEP_SUMMARY : undefined;
   if (summaryPath !== undefined) inputs.refuse(summaryPath, `GITHUB_STEP_SUMMARY ${summaryPath}`);
   const plan = args.output === undefined ? undefined : planOutput(args.output, inputs);
-  const { mergeReports, MergeError } = await import('../partition/merge.js');
+  const { mergeReports, MergeError, MergedInputError } = await import('../partition/merge.js');
   const reports: Report[] = [];
   for (const path of args.reports) {
     await checkReadable(path);
@@ -609,6 +609,8 @@ async function runMerge(args: MergeArgs, color: boolean): Promise<number> {
   try {
     report = mergeReports(reports, args.reports);
   } catch (err) {
+    // The input failed as a single run's would (exit 2, no report): said as that run says it, not as a usage error.
+    if (err instanceof MergedInputError) throw new InputError(err.message);
     if (err instanceof MergeError) throw new UsageError(`cannot merge: ${err.message}`);
     throw err;
   }

@@ -12,7 +12,7 @@ import type { Profile } from '../profiles/types.js';
 import { isoOf } from '../model/time.js';
 import { escapeTerminal as t } from '../report/escape.js';
 import type { KlogOptions } from '../profiles/parsers.js';
-import { Unwrapper } from '../ingest/wrappers.js';
+import { lineBatchSize, Unwrapper, WrapperGate } from '../ingest/wrappers.js';
 
 export async function renderMap(file: string, profile: Profile, limit: number, maxLineBytes: number): Promise<string> {
   const out: string[] = [];
@@ -47,9 +47,12 @@ export async function renderMap(file: string, profile: Profile, limit: number, m
     return true;
   };
   let more = true;
-  for await (const raw of readLines(fileSource(file).open(), { maxLineBytes })) {
-    if (!(more = show(unwrapper.push(raw)))) break;
+  // The wrapper decided from the same first lines as analyze's (WrapperGate).
+  const gate = new WrapperGate(unwrapper, (b: LineBatch) => b.lines, lineBatchSize);
+  reading: for await (const raw of readLines(fileSource(file).open(), { maxLineBytes })) {
+    for (const b of gate.offer(raw)) if (!(more = show(unwrapper.push(b)))) break reading;
   }
+  if (more) for (const b of gate.settle()) if (!(more = show(unwrapper.push(b)))) break;
   const rest = more ? unwrapper.end() : undefined;
   if (rest !== undefined) show(rest);
   const s = summary;
@@ -118,10 +121,12 @@ export async function renderSuggestion(files: readonly string[], maxLineBytes: n
 export async function firstLines(file: string, limit: number, maxLineBytes: number): Promise<(string | null)[]> {
   const out: (string | null)[] = [];
   const unwrapper = new Unwrapper(maxLineBytes);
+  const gate = new WrapperGate(unwrapper, (b: LineBatch) => b.lines, lineBatchSize);
   for await (const raw of readLines(fileSource(file).open(), { maxLineBytes })) {
-    out.push(...unwrapper.push(raw).lines);
+    for (const b of gate.offer(raw)) out.push(...unwrapper.push(b).lines);
     if (out.length >= limit) return out.slice(0, limit);
   }
+  for (const b of gate.settle()) out.push(...unwrapper.push(b).lines);
   const rest = unwrapper.end();
   if (rest !== undefined) out.push(...rest.lines);
   return out.slice(0, limit);

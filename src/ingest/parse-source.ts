@@ -11,7 +11,7 @@ import { decodeBatch, decodeLine, DEFAULT_MAX_LINE_BYTES, isByteBatch, readLineB
 import { InputError } from './open.js';
 import { firstContentLine, toEvents, type InputStats } from './records.js';
 import type { PartitionFilter } from './partition.js';
-import { DETECT_LINES, isBlank, Unwrapper } from './wrappers.js';
+import { DETECT_LINES, isBlank, lineBatchSize, Unwrapper, WrapperGate } from './wrappers.js';
 
 export async function* parseSource(
   chunks: AsyncIterable<Buffer>,
@@ -30,31 +30,70 @@ export async function* parseSource(
    * and parsed as before.
    */
   longLines = false,
+  /**
+   * Live input (stdin, a pipe, a stream) that may go quiet: the first batches held while the
+   * container log wrapper is undecided (WrapperGate) go on after this many ms without input,
+   * decided from the lines seen, so that no finding of theirs waits for the next line.
+   */
+  quietMs?: number,
 ): AsyncGenerator<{ events: LockEvent[]; lines: number }> {
   const unwrapper = new Unwrapper(maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
   const asBytes = byReference || (longLines && part === undefined);
   const events = eventsOf(name, profile, stats, summary, byReference, part, unwrapper, asBytes && !byReference);
-  try {
+  // The wrapper is decided from the input's first lines, whatever batches they come in: the
+  // batches with them are held until it is (wrappers.ts).
+  const gate = new WrapperGate<LineBatch | ByteLineBatch>(
+    unwrapper,
+    (raw) => (isByteBatch(raw) ? sampleOf(raw) : raw.lines),
+    (raw) => (isByteBatch(raw) ? raw.chunk.length : lineBatchSize(raw)),
+    // A byte batch's chunk is valid only until the next batch is read (lines.ts).
+    (raw) => (isByteBatch(raw) ? { ...raw, chunk: Buffer.from(raw.chunk) } : raw),
+  );
+  const one = (raw: LineBatch | ByteLineBatch): { events: LockEvent[]; lines: number } => {
+    const lines = raw.lines.length;
     // Lines by reference are read as bytes, and decoded only when the profile's byte path is not
     // to take them: until the wrapper and the profile are known, and for wrapped inputs.
-    for await (const raw of asBytes ? readLineBytes(chunks, { maxLineBytes }) : readLines(chunks, { maxLineBytes })) {
-      if (isByteBatch(raw)) {
-        // The wrapper is told from the first lines, decoded; a plain input stays bytes.
-        if (unwrapper.kind === undefined) unwrapper.detect(sampleOf(raw));
-        if (unwrapper.kind === null) {
-          yield { events: events(raw), lines: raw.lines.length };
-          continue;
-        }
-        yield { events: events(unwrapper.push(decodeBatch(raw))), lines: raw.lines.length };
-        continue;
-      }
-      yield { events: events(unwrapper.push(raw)), lines: raw.lines.length };
+    if (isByteBatch(raw)) return { events: events(unwrapper.kind === null ? raw : unwrapper.push(decodeBatch(raw))), lines };
+    return { events: events(unwrapper.push(raw)), lines };
+  };
+  const it = (asBytes ? readLineBytes(chunks, { maxLineBytes }) : readLines(chunks, { maxLineBytes }))[Symbol.asyncIterator]();
+  let done = false;
+  /** A read under way while the held batches went on (quietMs): not waited for if the run stops. */
+  let reading: Promise<unknown> | undefined;
+  try {
+    for (;;) {
+      let r: IteratorResult<LineBatch | ByteLineBatch>;
+      if (quietMs !== undefined && gate.holding) {
+        const next = it.next();
+        let timer: NodeJS.Timeout | undefined;
+        const quiet = new Promise<'quiet'>((resolve) => (timer = setTimeout(resolve, quietMs, 'quiet')));
+        const first = await Promise.race([next, quiet]).finally(() => clearTimeout(timer));
+        if (first === 'quiet') {
+          reading = next;
+          for (const raw of gate.settle()) yield one(raw);
+          r = await next;
+          reading = undefined;
+        } else r = first;
+      } else r = await it.next();
+      if (r.done) break;
+      for (const raw of gate.offer(r.value)) yield one(raw);
     }
+    done = true;
   } catch (err) {
+    done = true;
     if (!(err instanceof InputError)) throw err;
     // The input broke off (truncated gzip, read error): keep what was read, and say so.
     summary.error = err.message;
+  } finally {
+    // Stopped early (the consumer returned): the reader is closed, as `for await` closes it.
+    if (!done) {
+      const closing = it.return?.(undefined);
+      if (reading === undefined) await closing;
+      else void Promise.resolve(closing).catch(() => undefined);
+    }
   }
+  // The input ended before the wrapper was decided: decided from the lines it had.
+  for (const raw of gate.settle()) yield one(raw);
   // Partial lines whose last piece never came (a rotated or cut-off container log).
   const rest = unwrapper.end();
   if (rest !== undefined) yield { events: events(rest), lines: 0 };

@@ -8,7 +8,8 @@
  *   `P` marks a partial line, continued by the following lines of the same stream up to an `F`.
  * - `kubectl logs --timestamps`: `<RFC 3339 nano time> <text>`.
  *
- * The wrapper is detected per input from its first non-blank lines (most of them must agree), and
+ * The wrapper is detected per input from its first non-blank lines (most of them must agree),
+ * whatever batches they come in (WrapperGate holds the first ones until it is decided), and
  * then every line of the input is unwrapped; a line that is not in the wrapper's form is passed on
  * as it is (the profile judges it). Partial pieces are joined, per stream, into one line whose
  * number is that of its first piece; the pieces merged into a following one are counted as
@@ -24,6 +25,17 @@ export const WRAPPER_KINDS: readonly WrapperKind[] = ['docker', 'cri', 'kubectl'
 
 /** How many of the first non-blank lines are looked at to detect the wrapper. */
 export const DETECT_LINES = 8;
+/**
+ * Lines, from the first non-blank one on, within which those DETECT_LINES are looked for: an
+ * input with fewer non-blank lines among them is decided from those (as is one that ends first).
+ */
+export const DETECT_WINDOW = 4096;
+/**
+ * Bytes of an input held at most while its wrapper is undecided (WrapperGate). Past them it is
+ * decided from the lines seen so far: only an input whose first DETECT_LINES non-blank lines
+ * are spread over more than this (blank lines near the line-length cap) is decided from fewer.
+ */
+export const DETECT_HOLD_BYTES = 64 * 1024 * 1024;
 
 /** One physical line, unwrapped. */
 interface Piece {
@@ -127,18 +139,18 @@ export function wrapperOf(text: string): WrapperKind | undefined {
 }
 
 /**
- * Whether the first non-blank lines (up to DETECT_LINES) include one and none of them is in a
- * wrapper's form. Then detectWrapper says null for them and for every shorter run of them, so
- * for the first lines of the input whatever batch a reader with smaller chunks told them from.
+ * Whether these first lines of an input hold its first DETECT_LINES non-blank lines and none of
+ * them is in a wrapper's form. Then an Unwrapper decides null for the input, whatever it was
+ * decided from: those lines, or the fewer of them in its window or held bytes.
  */
 export function noWrapperLine(lines: readonly (string | null)[]): boolean {
   let seen = 0;
   for (const l of lines) {
     if (l === null || isBlank(l)) continue;
     if (wrapperOf(l) !== undefined) return false;
-    if (++seen === DETECT_LINES) break;
+    if (++seen === DETECT_LINES) return true;
   }
-  return seen > 0;
+  return false;
 }
 
 /**
@@ -180,29 +192,52 @@ interface Pending {
 }
 
 /**
- * Unwraps the batches of one input. Undecided until a batch has a content line; then either
- * passes every batch on untouched (no wrapper) or unwraps each line and joins partial lines.
+ * Unwraps the batches of one input. Undecided until it has considered (consider()) the input's
+ * first DETECT_LINES non-blank lines, or DETECT_WINDOW lines from the first of them, or was told
+ * the input ended (settle()); then it either passes every batch on untouched (no wrapper) or
+ * unwraps each line and joins partial lines. A batch pushed while undecided passes untouched:
+ * WrapperGate holds the batches with content until the decision.
  */
 export class Unwrapper {
   /** undefined: not decided yet; null: no wrapper. */
   kind: WrapperKind | null | undefined = undefined;
   private parse: ((text: string) => Piece | undefined) | undefined;
   private readonly pending = new Map<string, Pending>();
+  /** While undecided: the non-blank lines considered, and the lines from the first of them on. */
+  private votes: string[] = [];
+  private looked = 0;
 
   constructor(private readonly maxLineBytes: number) {}
 
-  /** Decide the wrapper from these first lines of the input, unless decided (push() does it too). */
-  detect(lines: readonly (string | null)[]): void {
+  /** Whether a non-blank line was considered and the wrapper is still undecided. */
+  get deciding(): boolean {
+    return this.kind === undefined && this.looked > 0;
+  }
+
+  /** Consider the next lines of the input, in order, for the decision (until it is made). */
+  consider(lines: readonly (string | null)[]): void {
     if (this.kind !== undefined) return;
-    this.kind = detectWrapper(lines);
+    for (const l of lines) {
+      const content = l !== null && !isBlank(l);
+      if (this.looked === 0 && !content) continue;
+      this.looked++;
+      if (content) this.votes.push(l);
+      if (this.votes.length === DETECT_LINES || this.looked === DETECT_WINDOW) return this.decide();
+    }
+  }
+
+  /** The input ended (or went quiet, or too much is held): decide from the lines considered, if any. */
+  settle(): void {
+    if (this.deciding) this.decide();
+  }
+
+  private decide(): void {
+    this.kind = detectWrapper(this.votes);
+    this.votes = [];
     if (this.kind != null) this.parse = parserOf(this.kind);
   }
 
   push(batch: LineBatch): LineBatch {
-    if (this.kind === undefined) {
-      this.detect(batch.lines);
-      if (this.kind === undefined) return batch;
-    }
     const parse = this.parse;
     if (parse === undefined) return batch;
     const out = new Out();
@@ -284,7 +319,68 @@ class Out {
  */
 export function unwrapSample(lines: readonly (string | null)[], maxLineBytes: number): (string | null)[] {
   const u = new Unwrapper(maxLineBytes);
+  u.consider(lines);
+  u.settle();
   const batch = u.push({ firstLine: 1, lines: [...lines] });
   const rest = u.end();
   return rest === undefined ? [...batch.lines] : [...batch.lines, ...rest.lines];
+}
+
+/**
+ * Holds the first batches of one input (raw bytes or lines, as its reader has them) while its
+ * Unwrapper is deciding, and gives them back in order once it has decided, so the decision is
+ * the same whatever the batches the input's lines come in (the read chunk, a pipe's writes).
+ * A batch before the first non-blank line passes at once. Bounded: DETECT_WINDOW lines, and at
+ * most DETECT_HOLD_BYTES bytes, after which it decides from the lines seen.
+ */
+export class WrapperGate<B> {
+  private held: B[] = [];
+  private bytes = 0;
+
+  constructor(
+    private readonly unwrapper: Unwrapper,
+    /** The batch's lines in order, decoded: all of them, or its first up to its DETECT_LINES-th non-blank one. */
+    private readonly sample: (batch: B) => readonly (string | null)[],
+    private readonly size: (batch: B) => number,
+    /** The batch as it can be held past the reader's next batch (a copy of bytes the reader reuses). */
+    private readonly keep: (batch: B) => B = (batch) => batch,
+  ) {}
+
+  /** Whether batches are held, waiting for the decision. */
+  get holding(): boolean {
+    return this.held.length > 0;
+  }
+
+  /** The batches that go on now, in order: none while the decision waits for lines after this batch's. */
+  offer(batch: B): B[] {
+    const u = this.unwrapper;
+    if (u.kind !== undefined) return [batch];
+    u.consider(this.sample(batch));
+    if (u.kind === undefined && !u.deciding) return [batch];
+    this.bytes += this.size(batch);
+    if (u.kind === undefined && this.bytes > DETECT_HOLD_BYTES) u.settle();
+    if (u.kind !== undefined) return [...this.release(), batch];
+    this.held.push(this.keep(batch));
+    return [];
+  }
+
+  /** The input ended or went quiet: decide from the lines seen; the batches held. */
+  settle(): B[] {
+    this.unwrapper.settle();
+    return this.release();
+  }
+
+  private release(): B[] {
+    const out = this.held;
+    this.held = [];
+    this.bytes = 0;
+    return out;
+  }
+}
+
+/** A batch of lines as WrapperGate weighs it: the characters of its lines. */
+export function lineBatchSize(batch: LineBatch): number {
+  let n = 0;
+  for (const l of batch.lines) n += l === null ? 0 : l.length;
+  return n;
 }

@@ -25,11 +25,7 @@ import { firstContentLine } from '../ingest/records.js';
 import { noWrapperLine } from '../ingest/wrappers.js';
 import type { Profile } from '../profiles/types.js';
 
-/**
- * Bytes per chunk the reader reads (fewer, larger messages than a job's own 256 KiB reads). A
- * whole number of READ_CHUNKs: the lines of its first batch are those of a run's first four, so
- * its look at the wrapper covers every line a run tells it from (see read()).
- */
+/** Bytes per chunk the reader reads: fewer, larger messages than a job's own 256 KiB reads. */
 export const FEED_CHUNK = 4 * READ_CHUNK;
 
 /**
@@ -204,11 +200,11 @@ export class Feeder {
         const raw = r.value;
         if (first) {
           first = false;
-          // Only an input that is plainly no container log is fed. parseSource tells the wrapper
-          // from the lines of its first batch that has any, read in smaller chunks than these
-          // (READ_CHUNK): some of the first lines of this batch. So fed only when none of this
-          // sample is in a wrapper's form, which any fewer of its first lines say too (null);
-          // any other input is read by every job itself, as one thread reads it.
+          // Only an input that is plainly no container log is fed: one whose first DETECT_LINES
+          // non-blank lines, which the wrapper is decided from (wrappers.ts), are in this batch
+          // and none of them is in a wrapper's form. Any other input (a container log, or one
+          // whose first such lines are not all in its first megabytes) is read by every job
+          // itself, as one thread reads it.
           if (!noWrapperLine(isByteBatch(raw) ? sampleOf(raw) : raw.lines)) {
             this.all({ kind: 'feed-self', file });
             return;

@@ -25,6 +25,9 @@ import { readinessDigest, verdictReasons } from '../verdict.js';
 /** The reports given are not the complete set of one partitioned run (the CLI exits 2). */
 export class MergeError extends Error {}
 
+/** The merged input is one a single run would have stopped on (--strict, --max-invalid): not a usage error, its input's failure. */
+export class MergedInputError extends MergeError {}
+
 /** Where findings point, by `file NUL line`: the findings whose evidence cites the line, and those it is decisive for. */
 export function findingPointers(findings: readonly Finding[]): Map<string, { findings: string[]; decisive: string[] }> {
   const pointers = new Map<string, { findings: string[]; decisive: string[] }>();
@@ -152,9 +155,9 @@ export function mergeReports(given: readonly Report[], names?: readonly string[]
   // A single run would have stopped with exit 2 and no report.
   if (opts.strict && input.invalid > 0) {
     const p = input.problems[0];
-    throw new MergeError(`${p === undefined ? 'an input line' : `${p.file}:${p.line}`} is invalid${p === undefined ? '' : `: ${p.reason}`} (--strict stops at the first invalid line)`);
+    throw new MergedInputError(`${p === undefined ? 'an input line' : `${p.file}:${p.line}`} is invalid${p === undefined ? '' : `: ${p.reason}`} (--strict stops at the first invalid line)`);
   }
-  if (opts.maxInvalid !== null && input.invalid > opts.maxInvalid) throw new MergeError(`more than ${opts.maxInvalid} invalid lines in all partitions (--max-invalid): ${input.invalid}`);
+  if (opts.maxInvalid !== null && input.invalid > opts.maxInvalid) throw new MergedInputError(`more than ${opts.maxInvalid} invalid lines in all partitions (--max-invalid): ${input.invalid}`);
 
   // Findings in the order they were made, cut at --max-findings again.
   const placed: { f: Finding; at: readonly number[] }[] = [];
