@@ -146,12 +146,17 @@ export async function analyzeView(options: AnalyzeOptions): Promise<ReportView> 
   return run(options, undefined, true);
 }
 
+/** A job's analysis of its partition (partition/job-worker.ts), its summaries made as they are walked: not library API. */
+export async function analyzeJob(options: AnalyzeOptions, hooks: JobHooks): Promise<ReportView> {
+  return run(options, hooks, true);
+}
+
 async function run(options: AnalyzeOptions, hooks: JobHooks | undefined, made: boolean): Promise<ReportView> {
   checkAnalyzeOptions(options as unknown as Record<string, unknown>);
   checkPartition(options.partition);
   const jobs = await jobsFor(options);
   if (jobs > 1) {
-    const merged = await inJobs(options, jobs);
+    const merged = await inJobs(options, jobs, made);
     if (merged.partitions === undefined || options.onFinding !== undefined) return merged;
     // Not exactly one thread's report (input out of timestamp order, a global bound): analysed again on one.
     return run({ ...options, jobs: 1, onProblem: undefined, onNote: undefined }, undefined, made);
@@ -350,7 +355,7 @@ async function jobsFor(options: AnalyzeOptions): Promise<number> {
 }
 
 /** The run on `jobs` worker threads, one partition each (partition/jobs.ts). */
-async function inJobs(options: AnalyzeOptions, jobs: number): Promise<Report> {
+async function inJobs(options: AnalyzeOptions, jobs: number, made: boolean): Promise<ReportView> {
   const { files, profile, onFinding, onProblem, onProgress, onNote, streams: _s, events: _e, partition: _p, jobs: _j, workers: _w, ...plain } = options;
   // The plain files (read by reference, as a job's analyze() tells them, the same file named twice
   // once) are read once, on this thread, and their lines handed out (partition/feed.ts).
@@ -373,6 +378,7 @@ async function inJobs(options: AnalyzeOptions, jobs: number): Promise<Report> {
     jobs,
     { onFinding, onProblem, onProgress, onNote },
     { profile: rebuildProfile(recipe), maxLineBytes: options.maxLineBytes, reopen: unique > MANY_FILES },
+    made,
   );
 }
 

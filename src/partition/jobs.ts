@@ -7,14 +7,15 @@
  * ndjson), problems and progress as they come.
  */
 import { Worker } from 'node:worker_threads';
-import type { Finding, Problem, Report } from '../model/report.js';
+import type { Finding, Problem, Report, ReportView } from '../model/report.js';
 import type { ProfileRecipe } from '../profiles/types.js';
 import { InputError } from '../ingest/open.js';
 import { StrictInputError } from '../ingest/records.js';
 import { OptionError } from '../model/options.js';
 import { MappingError } from '../profiles/names.js';
 import { MAX_PARTITIONS } from './hash.js';
-import { mergeReports } from './merge.js';
+import { mergeReports, mergeReportView, type PartitionReport } from './merge.js';
+import type { WireResources } from './wire-resources.js';
 import { Feeder } from './feed.js';
 // How many jobs `auto` means lives apart (auto.ts): deciding it loads none of this.
 export { autoJobs, JOBS_MIN_BYTES, MAX_AUTO_JOBS, MIN_AUTO_CORES } from './auto.js';
@@ -42,7 +43,8 @@ export type JobMessage =
   | { kind: 'problem'; problem: Problem }
   | { kind: 'progress'; progress: { file: string; bytes: number; lines: number } }
   | { kind: 'note'; note: string }
-  | { kind: 'report'; report: Report }
+  /** The partition's report; its summaries in columns (`resources`, wire-resources.ts) when the job could. */
+  | { kind: 'report'; report: Report; resources?: WireResources }
   /** The job took a batch of fed input `file` (feed.ts): the reader may read on. */
   | { kind: 'ack'; file: number }
   | { kind: 'error'; name: string; message: string; problem?: Problem; option?: string };
@@ -94,7 +96,7 @@ export interface FeedSpec {
 }
 
 /** Run the `count` partitions of one run on worker threads; the merged report. */
-export async function runJobs(base: Omit<JobSpec, 'index' | 'count'>, count: number, callbacks: JobCallbacks, feed?: FeedSpec): Promise<Report> {
+export async function runJobs(base: Omit<JobSpec, 'index' | 'count'>, count: number, callbacks: JobCallbacks, feed?: FeedSpec, made = false): Promise<ReportView> {
   if (!(Number.isInteger(count) && count >= 1 && count <= MAX_PARTITIONS)) throw new RangeError(`jobs must be a whole number from 1 to ${MAX_PARTITIONS}`);
   const workers: Worker[] = [];
   // Progress: the fed inputs' as the main thread reads them, plus job 0's of the inputs it reads itself.
@@ -125,8 +127,8 @@ export async function runJobs(base: Omit<JobSpec, 'index' | 'count'>, count: num
     const spec: JobSpec = { ...base, fed, index, count, progress: base.progress && index === 0, notes: base.notes && index === 0 };
     const worker = new Worker(WORKER_URL, { workerData: spec });
     workers.push(worker);
-    return new Promise<Report>((resolve, reject) => {
-      let report: Report | undefined;
+    return new Promise<PartitionReport>((resolve, reject) => {
+      let report: PartitionReport | undefined;
       worker.on('message', (m: JobMessage) => {
         switch (m.kind) {
           case 'finding':
@@ -147,7 +149,7 @@ export async function runJobs(base: Omit<JobSpec, 'index' | 'count'>, count: num
             callbacks.onNote?.(m.note);
             break;
           case 'report':
-            report = m.report;
+            report = m.resources === undefined ? m.report : { ...m.report, resources: m.resources };
             break;
           case 'error':
             reject(revive(m));
@@ -165,7 +167,7 @@ export async function runJobs(base: Omit<JobSpec, 'index' | 'count'>, count: num
     const reading = feeder?.run();
     // A read that fails (not an input that breaks off: the jobs are told of that) fails the run.
     const [reports] = await Promise.all([Promise.all(done), reading]);
-    return mergeReports(reports);
+    return made ? mergeReportView(reports) : mergeReports(reports);
   } finally {
     feeder?.stop();
     // One job failed: the others stop too.

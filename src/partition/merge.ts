@@ -19,11 +19,15 @@
 import { DEFAULT_CAPTURE_TOTAL } from '../timeline/capture.js';
 import { MAX_REMEMBERED, MAX_REMEMBERED_CHARS } from '../ingest/duplicates.js';
 import { addUp } from '../ingest/records.js';
-import { worstResources, type FileSummary, type Finding, type InputSummary, type PartitionInfo, type Problem, type Report, type ResourceSummary, type ResourceTimelineView, type TimelineEvent } from '../model/report.js';
+import { worstResources, type FileSummary, type Finding, type InputSummary, type PartitionInfo, type Problem, type Report, type ReportView, type ResourceSummaries, type ResourceSummary, type ResourceTimelineView, type TimelineEvent } from '../model/report.js';
+import { isWireResources, mergedResources, type WireResources } from './wire-resources.js';
 import { readinessDigest, verdictReasons } from '../verdict.js';
 
 /** The reports given are not the complete set of one partitioned run (the CLI exits 2). */
 export class MergeError extends Error {}
+
+/** A partition's report as the merge takes it: read from a file, or a job's, its summaries in columns (wire-resources.ts). */
+export type PartitionReport = Omit<Report, 'resources'> & { resources: ResourceSummary[] | WireResources };
 
 /** The merged input is one a single run would have stopped on (--strict, --max-invalid): not a usage error, its input's failure. */
 export class MergedInputError extends MergeError {}
@@ -74,7 +78,7 @@ function differences(a: Record<string, unknown>, b: Record<string, unknown>): st
 }
 
 /** A report's partition, checked to be one (names it by `name` in messages). */
-function partitionOf(r: Report, name: string): PartitionInfo {
+function partitionOf(r: PartitionReport, name: string): PartitionInfo {
   const p = (r as Partial<Report>).partition;
   if (p === undefined || p === null || typeof p !== 'object') {
     throw new MergeError(`${name} is not the report of a partition run (no "partition"): write each part with stalewrite analyze --partition I/N -o part-I.json`);
@@ -83,7 +87,7 @@ function partitionOf(r: Report, name: string): PartitionInfo {
   const isPlace = (x: unknown) => Array.isArray(x) && x.length > 0 && x.every((v) => typeof v === 'number' && Number.isFinite(v));
   const ok =
     Number.isInteger(p.count) && Number.isInteger(p.index) &&
-    Array.isArray(r.findings) && Array.isArray(r.resources) && r.input !== null && typeof r.input === 'object' && Array.isArray(r.input.files) &&
+    Array.isArray(r.findings) && (Array.isArray(r.resources) || isWireResources(r.resources)) && r.input !== null && typeof r.input === 'object' && Array.isArray(r.input.files) &&
     Array.isArray(p.order) && p.order.length === r.findings.length && p.order.every(isPlace) &&
     p.firstByRule !== null && typeof p.firstByRule === 'object' && Object.values(p.firstByRule).every(isPlace) &&
     p.held !== null && typeof p.held === 'object' && p.leaseScoped !== null && typeof p.leaseScoped === 'object' && Array.isArray(p.inputs) && Array.isArray(p.inexact) && p.options !== null && typeof p.options === 'object';
@@ -95,12 +99,12 @@ function partitionOf(r: Report, name: string): PartitionInfo {
  * Check that `reports` are the complete set of one partitioned run; returns them in partition
  * order. `names` name them in messages (file names as given).
  */
-export function checkSet(reports: readonly Report[], names: readonly string[] = reports.map((_, i) => `report ${i + 1}`)): Report[] {
+export function checkSet<R extends PartitionReport>(reports: readonly R[], names: readonly string[] = reports.map((_, i) => `report ${i + 1}`)): R[] {
   if (reports.length === 0) throw new MergeError('no reports to merge');
   const infos = reports.map((r, i) => partitionOf(r, names[i]!));
   const first = infos[0]!;
   const n = first.count;
-  const byIndex: (Report | undefined)[] = new Array(n).fill(undefined);
+  const byIndex: (R | undefined)[] = new Array(n).fill(undefined);
   const nameOf: string[] = new Array(n);
   reports.forEach((r, i) => {
     const p = infos[i]!;
@@ -123,7 +127,7 @@ export function checkSet(reports: readonly Report[], names: readonly string[] = 
     const list = missing.length > 8 ? `${missing.slice(0, 8).join(', ')}, … (${missing.length} in all)` : missing.join(', ');
     throw new MergeError(`partition${missing.length > 1 ? 's' : ''} ${list} of ${n} ${missing.length > 1 ? 'are' : 'is'} missing: give all ${n} partition reports of the run`);
   }
-  return byIndex as Report[];
+  return byIndex as R[];
 }
 
 /** The options a partition ran with, as the merge needs them. */
@@ -142,7 +146,19 @@ interface RunOptions {
  * report. Throws a MergeError when they are not one complete set, or when the single run would
  * have stopped (--strict, --max-invalid).
  */
-export function mergeReports(given: readonly Report[], names?: readonly string[]): Report {
+export function mergeReports(given: readonly PartitionReport[], names?: readonly string[]): Report {
+  return merge(given, names, false) as Report;
+}
+
+/**
+ * mergeReports, its report's `resources` made one at a time as they are walked when the reports
+ * are jobs' (their summaries in columns, wire-resources.ts): what the CLI writes.
+ */
+export function mergeReportView(given: readonly PartitionReport[], names?: readonly string[]): ReportView {
+  return merge(given, names, true);
+}
+
+function merge(given: readonly PartitionReport[], names: readonly string[] | undefined, made: boolean): ReportView {
   const reports = checkSet(given, names);
   const info = reports.map((r) => r.partition!);
   const n = reports.length;
@@ -172,8 +188,15 @@ export function mergeReports(given: readonly Report[], names?: readonly string[]
   placed.sort((a, b) => byPlace(a.at, b.at));
   const findings = placed.slice(0, opts.maxFindings).map((x) => x.f);
 
-  const resources = reports.flatMap((r) => r.resources).sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
-  const sum = (get: (r: Report) => number) => reports.reduce((a, r) => a + get(r), 0);
+  // By resource key, as a single run lists them: jobs' columns are in that order already and
+  // merged; reports read from files are sorted.
+  const lists = reports.map((r) => r.resources);
+  let resources: ResourceSummaries;
+  if (lists.every(isWireResources)) {
+    const merged = mergedResources(lists);
+    resources = made ? merged : [...merged];
+  } else resources = lists.flatMap((l) => (isWireResources(l) ? [...mergedResources([l])] : l)).sort((a, b) => (a.resource < b.resource ? -1 : a.resource > b.resource ? 1 : 0));
+  const sum = (get: (r: PartitionReport) => number) => reports.reduce((a, r) => a + get(r), 0);
   const total = sum((r) => r.summary.findings);
   const bySeverity = { error: sum((r) => r.summary.bySeverity.error), warning: sum((r) => r.summary.bySeverity.warning), info: sum((r) => r.summary.bySeverity.info) };
   const possibleBySeverity = { error: sum((r) => r.summary.possibleBySeverity.error), warning: sum((r) => r.summary.possibleBySeverity.warning), info: sum((r) => r.summary.possibleBySeverity.info) };
@@ -201,7 +224,7 @@ export function mergeReports(given: readonly Report[], names?: readonly string[]
   if (held('leaseHolders') > opts.maxLeaseHolders) flag(`the partitions' lease indexes held ${held('leaseHolders')} (lease, resource) pairs at most, more than a single run's ${opts.maxLeaseHolders}: a lease-scoped event could find other resources`);
   if (held('captured') > DEFAULT_CAPTURE_TOTAL) flag(`the partitions captured ${held('captured')} events for timelines, more than a single run's ${DEFAULT_CAPTURE_TOTAL}`);
 
-  const report: Report = {
+  const report: ReportView = {
     tool: reports[0]!.tool,
     summary: {
       verdict,
@@ -233,7 +256,7 @@ const LINE_KEYS = ['lines', 'expanded', 'joined'] as const;
 const OWN_KEYS = ['events', 'blank', 'ignored', 'invalid', 'duplicates'] as const;
 
 /** The input summary: lines as every partition read them, each partition's own counts added up. */
-function mergeInput(reports: readonly Report[], maxProblems: number): InputSummary {
+function mergeInput(reports: readonly PartitionReport[], maxProblems: number): InputSummary {
   const n = reports.length;
   const base = reports[0]!.input.files;
   const files: FileSummary[] = base.map((f0, k) => {
@@ -279,7 +302,7 @@ function mergeInput(reports: readonly Report[], maxProblems: number): InputSumma
 }
 
 /** Timelines as a single run draws them: the resources wanted, worst first, at most maxResources, each marked with the merged findings. */
-function mergeTimelines(report: Report, reports: readonly Report[], opts: NonNullable<RunOptions['timelines']>): void {
+function mergeTimelines(report: ReportView, reports: readonly PartitionReport[], opts: NonNullable<RunOptions['timelines']>): void {
   const views = new Map<string, ResourceTimelineView>();
   const uncaptured = new Set<string>();
   reports.forEach((r, k) => {
