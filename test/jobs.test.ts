@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze.js';
 import type { Finding } from '../src/model/report.js';
 import { autoJobs, JOBS_MIN_BYTES } from '../src/partition/jobs.js';
-import { Feeder, WINDOW, type FeedMessage } from '../src/partition/feed.js';
+import { Feeder, FedQueue, FEED_CHUNK, WINDOW, type FeedMessage } from '../src/partition/feed.js';
+import { fileSource } from '../src/ingest/open.js';
 import { canonical } from '../src/profiles/canonical.js';
 import { gzipSync } from 'node:zlib';
 import { renderJson } from '../src/report/json.js';
@@ -148,6 +149,51 @@ describe('--jobs', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+
+  it('reads the fed input into shared memory and hands the jobs its chunks without a copy; gzip and errors as before', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sw-jobs-shared-'));
+    try {
+      const f = join(dir, 'a.ndjson');
+      const text = Array.from({ length: 3000 }, (_, i) => `{"ts":"2026-03-01T10:00:00.000Z","type":"acquire","resource":"r${i}","fenceToken":"1"}`).join('\n') + '\n';
+      writeFileSync(f, text);
+      const read = async (path: string, options: Parameters<typeof fileSource>[1]) => {
+        const chunks: Buffer[] = [];
+        for await (const c of fileSource(path, options).open()) chunks.push(c);
+        return chunks;
+      };
+      const shared = await read(f, { chunkBytes: 64 * 1024, shared: true });
+      expect(shared.length).toBeGreaterThan(2);
+      expect(shared.every((c) => c.buffer instanceof SharedArrayBuffer)).toBe(true);
+      expect(Buffer.concat(shared).toString()).toBe(text);
+      const gz = join(dir, 'a.ndjson.gz');
+      writeFileSync(gz, gzipSync(text));
+      expect(Buffer.concat(await read(gz, { shared: true })).toString()).toBe(text);
+      await expect(read(dir, { shared: true })).rejects.toThrow(/is a directory/);
+      await expect(read(join(dir, 'none'), { shared: true })).rejects.toThrow(/cannot read .*none/);
+      // The reader's batches are views of those chunks, every job's the same.
+      const sent: FeedMessage[][] = [[], []];
+      const feeder = new Feeder({ files: [f], profile: canonical, jobs: 2, reopen: false, post: (j, m) => sent[j]!.push(m) });
+      await feeder.run();
+      const batch = sent[0]!.find((m) => m.kind === 'feed')!.batch;
+      expect(batch.chunk.buffer).toBeInstanceOf(SharedArrayBuffer);
+      expect(batch.chunk.buffer.byteLength).toBeGreaterThanOrEqual(FEED_CHUNK);
+      expect(feeder.ackEvery).toBe(WINDOW / 4);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a job acknowledges every few batches, all of them once', async () => {
+    const acks: number[] = [];
+    const q = new FedQueue((n) => acks.push(n), 4);
+    const batch = { firstLine: 1, n: 0, chunk: new Uint8Array(0), starts: new Int32Array(0), ends: new Int32Array(0), looks: new Int32Array(0), lookTs: new Float64Array(0), lookSource: new Int32Array(0), lookSources: [] };
+    for (let k = 0; k < 10; k++) q.push({ kind: 'feed', file: 0, batch });
+    q.push({ kind: 'feed-end', file: 0 });
+    let items = 0;
+    for await (const _ of q) items++;
+    expect(items).toBe(11);
+    expect(acks).toEqual([4, 4]);
+  });
 
   it('tells the wrapper of an input as one thread does, whatever its first chunk holds', async () => {
     // The wrapper is told from the first eight lines, whatever chunks they are read in: one

@@ -9,7 +9,7 @@
  * from the start, so it stays open for its whole read: one descriptor per gzip input.
  */
 import { createReadStream } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 
@@ -35,13 +35,19 @@ export interface FileSourceOptions {
   reopen?: boolean;
   /** Bytes per chunk (default 64 KiB when reopening, else 256 KiB). */
   chunkBytes?: number;
+  /**
+   * Read a plain file's chunks each into memory of its own that threads can share
+   * (SharedArrayBuffer), never written once read: the reader of --jobs hands them to the jobs
+   * without copying them (partition/feed.ts). Not with `reopen`.
+   */
+  shared?: boolean;
 }
 
 export function fileSource(path: string, options: FileSourceOptions = {}): InputSource {
   if (path === '-') return streamSource('stdin', process.stdin);
   return {
     name: path,
-    open: () => (options.reopen ? reopenedChunks(path, options.chunkBytes ?? REOPEN_CHUNK) : fileChunks(path, options.chunkBytes ?? READ_CHUNK)),
+    open: () => (options.reopen ? reopenedChunks(path, options.chunkBytes ?? REOPEN_CHUNK) : options.shared === true ? sharedChunks(path, options.chunkBytes ?? READ_CHUNK) : fileChunks(path, options.chunkBytes ?? READ_CHUNK)),
   };
 }
 
@@ -118,6 +124,38 @@ async function* fileChunks(path: string, chunkBytes = READ_CHUNK): AsyncGenerato
   }
   if (st.isDirectory()) throw new InputError(`cannot read ${path}: it is a directory`);
   yield* maybeGunzip(path, createReadStream(path, { highWaterMark: chunkBytes }));
+}
+
+/** fileChunks, each chunk read into a SharedArrayBuffer of its own (FileSourceOptions.shared); anything but a plain file as fileChunks reads it. */
+async function* sharedChunks(path: string, chunkBytes: number): AsyncGenerator<Buffer> {
+  let fh: FileHandle | undefined;
+  let plain = false;
+  try {
+    fh = await open(path, 'r');
+    plain = (await fh.stat()).isFile();
+  } catch {
+    /* said by fileChunks below */
+  }
+  try {
+    let pos = 0;
+    while (plain) {
+      const buf = Buffer.from(new SharedArrayBuffer(chunkBytes));
+      let bytesRead: number;
+      try {
+        ({ bytesRead } = await fh!.read(buf, 0, chunkBytes, pos));
+      } catch (err) {
+        throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
+      }
+      if (bytesRead === 0) return;
+      // gzip is read as fileChunks reads it (decompressed).
+      if (pos === 0 && bytesRead >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) break;
+      pos += bytesRead;
+      yield bytesRead === chunkBytes ? buf : buf.subarray(0, bytesRead);
+    }
+  } finally {
+    await fh?.close().catch(() => undefined);
+  }
+  yield* fileChunks(path, chunkBytes);
 }
 
 /** Peek at the first bytes; if they are gzip's magic, decompress transparently. */

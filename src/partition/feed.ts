@@ -2,8 +2,8 @@
  * The one reader of `--jobs` (README "Scaling out"). The main thread reads each plain input file
  * once, splits its lines and reads each line's resource key with the profile's key reader
  * (profiles/canonical-key.ts), then hands every job the same batch per chunk, in shared memory
- * (SharedArrayBuffer: copied once, never per job, and written by no one once sent): the chunk's
- * bytes, where each line is, and per line the partition the key reader read, with the time and
+ * (SharedArrayBuffer: read into it, or copied once, never per job, and written by no one once
+ * sent): the chunk's bytes, where each line is, and per line the partition the key reader read, with the time and
  * source a placeholder of it needs (ingest/partition.ts). A job parses only the lines of its own
  * partition (and those the key reader declined, which every job parses), and places the others
  * in its merge from the columns. So no job reads, splits or key-reads a line again.
@@ -83,12 +83,19 @@ export function unwire(w: WireBatch): ByteLineBatch {
   };
 }
 
-/** A job's side: the items of one fed input, from its messages; each batch taken is acknowledged (`ack`). */
+/**
+ * A job's side: the items of one fed input, from its messages; the batches taken are acknowledged
+ * (`ack`) every `every` of them (Feeder.ackEvery: fewer messages between the threads).
+ */
 export class FedQueue implements AsyncIterable<FedItem | { self: true }> {
   private readonly items: (FedItem | { self: true })[] = [];
   private wake: (() => void) | undefined;
+  private taken = 0;
 
-  constructor(private readonly ack: () => void) {}
+  constructor(
+    private readonly ack: (batches: number) => void,
+    private readonly every = 1,
+  ) {}
 
   push(m: FeedMessage): void {
     this.items.push(m.kind === 'feed' ? { batch: unwire(m.batch) } : m.kind === 'feed-end' ? { end: true, error: m.error } : { self: true });
@@ -100,7 +107,10 @@ export class FedQueue implements AsyncIterable<FedItem | { self: true }> {
       while (this.items.length === 0) await new Promise<void>((resolve) => (this.wake = resolve));
       this.wake = undefined;
       const item = this.items.shift()!;
-      if ('batch' in item) this.ack();
+      if ('batch' in item && ++this.taken === this.every) {
+        this.ack(this.taken);
+        this.taken = 0;
+      }
       yield item;
       if (!('batch' in item)) return;
     }
@@ -135,9 +145,18 @@ export class Feeder {
     this.window = o.reopen ? MANY_INPUTS_WINDOW : Math.max(MIN_WINDOW, Math.floor(WINDOW / o.files.length));
   }
 
-  /** A job took a batch of input `file`. */
-  ack(job: number, file: number): void {
-    this.inFlight[job * this.o.files.length + file]!--;
+  /**
+   * How many batches a job takes before it says so (ack): a quarter of the window, so the reader
+   * rarely waits, and never more than what it keeps in flight (a job that waits for a batch has
+   * acknowledged every batch but fewer than this, which leaves the reader room to send one).
+   */
+  get ackEvery(): number {
+    return Math.max(1, Math.floor(this.window / 4));
+  }
+
+  /** A job took `batches` batches of input `file`. */
+  ack(job: number, file: number, batches = 1): void {
+    this.inFlight[job * this.o.files.length + file]! -= batches;
     const w = this.waiting[file];
     if (w !== undefined && this.hasRoom(file)) {
       this.waiting[file] = undefined;
@@ -185,7 +204,9 @@ export class Feeder {
         yield c;
       }
     }
-    const it = readLineBytes(counted(fileSource(path, { reopen: this.o.reopen, chunkBytes: this.o.reopen ? undefined : FEED_CHUNK }).open()), { maxLineBytes: this.o.maxLineBytes })[Symbol.asyncIterator]();
+    // Read into shared memory (but when reopening): each chunk goes to the jobs as it was read.
+    const source = fileSource(path, this.o.reopen ? { reopen: true } : { chunkBytes: FEED_CHUNK, shared: true });
+    const it = readLineBytes(counted(source.open()), { maxLineBytes: this.o.maxLineBytes })[Symbol.asyncIterator]();
     const part = new PartitionFilter({ index: 0, count: jobs });
     let chosen = profile.detect === undefined ? profile : undefined;
     let first = true;
@@ -231,8 +252,8 @@ export class Feeder {
   }
 
   /**
-   * One batch of lines to every job. The chunk and the columns are copied once into shared memory
-   * (SharedArrayBuffer), which every job reads and none writes: a job parses the lines of its own
+   * One batch of lines to every job. The chunk (read into shared memory, or copied there once)
+   * and the columns are in shared memory (SharedArrayBuffer), which every job reads and none writes: a job parses the lines of its own
    * partition (and those the key reader declined) from the chunk, and places every other line in
    * its merge from the columns. No line is copied per job.
    */
@@ -266,10 +287,16 @@ export class Feeder {
       starts[i] = s;
       ends[i] = e;
     }
-    // The chunk's bytes the lines are in, at the same places less `from`.
+    // The chunk's bytes the lines are in, at the same places less `from`: the chunk itself when it
+    // was read into shared memory (never written again), else a copy.
     const base = from === -1 ? 0 : from;
-    const chunk = new Uint8Array(new SharedArrayBuffer(Math.max(0, to - base)));
-    if (src !== undefined && to > base) chunk.set(src.subarray(base, to));
+    const size = Math.max(0, to - base);
+    let chunk: Uint8Array;
+    if (src !== undefined && src.buffer instanceof SharedArrayBuffer) chunk = new Uint8Array(src.buffer, src.byteOffset + base, size);
+    else {
+      chunk = new Uint8Array(new SharedArrayBuffer(size));
+      if (src !== undefined && to > base) chunk.set(src.subarray(base, to));
+    }
     if (base !== 0) {
       for (let i = 0; i < n; i++) {
         if (raw.lines[i] !== undefined) continue;

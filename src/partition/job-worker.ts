@@ -15,7 +15,7 @@ if (port !== null) void run(workerData as JobSpec, port);
 async function run(spec: JobSpec, out: NonNullable<typeof parentPort>): Promise<void> {
   const send = (m: JobMessage) => out.postMessage(m);
   // The inputs the main thread reads for every job (feed.ts), by their index in spec.fed.
-  const queues = spec.fed.map((_, file) => new FedQueue(() => send({ kind: 'ack', file })));
+  const queues = spec.fed.map((_, file) => new FedQueue((batches) => send({ kind: 'ack', file, batches }), spec.ackEvery));
   out.on('message', (m: FeedMessage) => queues[m.file]!.push(m));
   const fed = new Map(spec.fed.map((path, i) => [path, queues[i]!]));
   try {

@@ -36,6 +36,8 @@ export interface JobSpec {
   notes: boolean;
   /** The inputs the main thread reads and hands out (feed.ts), as named in `files`. */
   fed: readonly string[];
+  /** Fed batches taken before the job says so (Feeder.ackEvery). */
+  ackEvery?: number;
 }
 
 export type JobMessage =
@@ -46,7 +48,7 @@ export type JobMessage =
   /** The partition's report; its summaries in columns (`resources`, wire-resources.ts) when the job could. */
   | { kind: 'report'; report: Report; resources?: WireResources }
   /** The job took a batch of fed input `file` (feed.ts): the reader may read on. */
-  | { kind: 'ack'; file: number }
+  | { kind: 'ack'; file: number; batches: number }
   | { kind: 'error'; name: string; message: string; problem?: Problem; option?: string };
 
 /** Thrown in the main thread for a job that failed: the job's error, by its name and message. */
@@ -124,7 +126,7 @@ export async function runJobs(base: Omit<JobSpec, 'index' | 'count'>, count: num
                 },
         });
   const done = Array.from({ length: count }, (_, index) => {
-    const spec: JobSpec = { ...base, fed, index, count, progress: base.progress && index === 0, notes: base.notes && index === 0 };
+    const spec: JobSpec = { ...base, fed, ackEvery: feeder?.ackEvery ?? 1, index, count, progress: base.progress && index === 0, notes: base.notes && index === 0 };
     const worker = new Worker(WORKER_URL, { workerData: spec });
     workers.push(worker);
     return new Promise<PartitionReport>((resolve, reject) => {
@@ -138,7 +140,7 @@ export async function runJobs(base: Omit<JobSpec, 'index' | 'count'>, count: num
             callbacks.onProblem?.(m.problem);
             break;
           case 'ack':
-            feeder?.ack(index, m.file);
+            feeder?.ack(index, m.file, m.batches);
             break;
           case 'progress':
             own.bytes = m.progress.bytes;
