@@ -60,6 +60,12 @@ describe('summaries in columns', () => {
     );
   });
 
+  it('are never taken from a report read from a file', () => {
+    const wire = wireResources(plain([]))!;
+    expect(isWireResources(JSON.parse(JSON.stringify(wire)))).toBe(false);
+    expect(isWireResources({ ...wire, n: 1 })).toBe(false);
+  });
+
   it('are not made of a list that may have other fields', () => {
     expect(wireResources([{ resource: 'r', readiness: 'untested', reason: '', highestAcceptedToken: null, events: 1, writes: { accepted: 0, rejectedStaleFence: 0, rejectedOther: 0, withoutToken: 0 }, staleWrites: 0, oldHandleReleases: 0, findings: 0 }])).toBeUndefined();
   });

@@ -70,6 +70,8 @@ export async function* parseSource(
         const first = await Promise.race([next, quiet]).finally(() => clearTimeout(timer));
         if (first === 'quiet') {
           reading = next;
+          // Awaited below, unless the run stops first: a failed read then is no unhandled rejection.
+          next.catch(() => undefined);
           for (const raw of gate.settle()) yield one(raw);
           r = await next;
           reading = undefined;

@@ -85,8 +85,20 @@ export function wireTransfer(w: WireResources): ArrayBuffer[] {
   return [w.nameEnds, w.readiness, w.reasons, w.tokenEnds, w.tokenNull, w.counts].map((a) => a.buffer as ArrayBuffer);
 }
 
+/**
+ * Whether `v` is a job's columns, whole: typed arrays of its length, which a report read from a
+ * file (JSON) cannot hold, so a file never passes for one.
+ */
 export function isWireResources(v: unknown): v is WireResources {
-  return v !== null && typeof v === 'object' && (v as { kind?: unknown }).kind === 'wire-resources';
+  if (v === null || typeof v !== 'object' || (v as { kind?: unknown }).kind !== 'wire-resources') return false;
+  const w = v as WireResources;
+  const n = w.n;
+  return (
+    Number.isInteger(n) && typeof w.names === 'string' && typeof w.tokens === 'string' && Array.isArray(w.reasonList) &&
+    w.nameEnds instanceof Uint32Array && w.nameEnds.length === n && w.readiness instanceof Uint8Array && w.readiness.length === n &&
+    w.reasons instanceof Uint32Array && w.reasons.length === n && w.tokenEnds instanceof Uint32Array && w.tokenEnds.length === n &&
+    w.tokenNull instanceof Uint8Array && w.tokenNull.length === n && w.counts instanceof Float64Array && w.counts.length === n * COUNTS
+  );
 }
 
 /** The i-th summary of `w`'s columns, made now (ResourceSummary's fields, in its order). */
