@@ -21,6 +21,7 @@ import type { Report } from '../src/model/report.js';
 import { fastCanonicalEvent } from '../src/profiles/fast-canonical.js';
 import { getProfile, loadMapping, type ProfileName } from '../src/profiles/index.js';
 import type { Profile } from '../src/profiles/types.js';
+import { renderMap } from '../src/cli/map.js';
 import { FIXTURES, runCli } from './helpers/run.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'stalewrite-wrappers-'));
@@ -488,6 +489,21 @@ describe('the CLI', () => {
     expect(r.stdout).toMatch(/^5: \{"ts": "2026-03-01T10:00:12.000Z", "type": "write"/m);
     expect(r.stdout).not.toMatch(/^[78]: /m);
     expect(r.stdout).toContain('9 lines shown: 7 events, 0 blank, 0 ignored, 0 invalid (2 partial lines joined)');
+  });
+
+  it('`map` says a line whose bytes are not UTF-8 is invalid, as analyze counts it, wrapped or not', async () => {
+    const dir = tmp();
+    const ev = (n: number, msg: Buffer) => Buffer.concat([Buffer.from(`{"ts":"2026-03-01T10:00:0${n}Z","type":"acquire","resource":"r${n}","ownerId":"w","leaseId":"l","fenceToken":"1","msg":"a`), msg, Buffer.from('"}')]);
+    const bad = Buffer.from([0xff, 0xc3]);
+    for (const wrap of [(b: Buffer) => b, (b: Buffer) => Buffer.concat([Buffer.from('2026-03-01T10:00:00.1Z stdout F '), b])]) {
+      const file = join(dir, 'utf8.log');
+      writeFileSync(file, Buffer.concat([wrap(ev(1, Buffer.from('ok'))), Buffer.from('\n'), wrap(ev(2, bad)), Buffer.from('\n')]));
+      const report = await analyze({ files: [file] });
+      expect(report.input.files[0]).toMatchObject({ events: 1, invalid: 1 });
+      const map = await renderMap(file, getProfile('canonical'), 20, 1 << 20);
+      expect(map).toMatch(/^2: .*\n {2}-> invalid: bytes that are not valid UTF-8/m);
+      expect(map).toContain('2 lines shown: 1 events, 0 blank, 0 ignored, 1 invalid');
+    }
   });
 
   it('`analyze -` reads a gzipped CRI log from stdin, and the table says what was joined', async () => {

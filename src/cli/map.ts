@@ -34,7 +34,8 @@ export async function renderMap(file: string, profile: Profile, limit: number, m
       const line = batch.lineNumbers?.[i] ?? batch.firstLine + i;
       const text = batch.lines[i]!;
       if (seen++ >= limit) return false;
-      const one: LineBatch = { firstLine: line, lines: [text], times: batch.times === undefined ? undefined : [batch.times[i]] };
+      // Its bytes not UTF-8 (or a joined line's, in some piece): invalid, as analyze reads it.
+      const one: LineBatch = { firstLine: line, lines: [text], times: batch.times === undefined ? undefined : [batch.times[i]], invalidUtf8: batch.invalidUtf8?.has(i) === true ? new Set([0]) : undefined };
       if (chosen === undefined && text !== null && text.trim() !== '') {
         chosen = profile.detect!(text);
         out.push(`(auto: ${chosen.name})`);
