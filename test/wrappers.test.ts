@@ -7,7 +7,7 @@
  * piece of a joined line; the line-length cap holds for joined lines; the wrapper's time stands in
  * for a missing timestamp; and the worker-thread path gives the same report.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { Readable } from 'node:stream';
@@ -15,12 +15,13 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { analyze, type AnalyzeOptions } from '../src/analyze.js';
-import { DETECT_HOLD_BYTES, DETECT_WINDOW, detectWrapper, lineBatchSize, parseCri, parseDocker, parseKubectl, Unwrapper, unwrapSample, WrapperGate, wrapperOf } from '../src/ingest/wrappers.js';
+import { DETECT_HOLD_BYTES, DETECT_WINDOW, detectWrapper, parseCri, parseDocker, parseKubectl, Unwrapper, unwrapSample, WrapperGate, wrapperOf } from '../src/ingest/wrappers.js';
 import type { LineBatch } from '../src/ingest/lines.js';
 import type { Report } from '../src/model/report.js';
 import { fastCanonicalEvent } from '../src/profiles/fast-canonical.js';
 import { getProfile, loadMapping, type ProfileName } from '../src/profiles/index.js';
 import type { Profile } from '../src/profiles/types.js';
+import { renderMap } from '../src/cli/map.js';
 import { FIXTURES, runCli } from './helpers/run.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'stalewrite-wrappers-'));
@@ -182,22 +183,25 @@ describe('detecting a wrapper', () => {
     expect(r.input.events).toBe(3);
   });
 
-  it('holds the first batches only within its window and its bytes', () => {
+  it('holds the first batches only within its window of lines and of bytes', () => {
     const cri = (n: number) => `2026-03-01T10:00:00.1Z stdout F {"n":${n}}`;
     // One wrapped line, then blank lines: decided at the DETECT_WINDOW-th line from the first wrapped one.
     const u = new Unwrapper(1 << 20);
-    const gate = new WrapperGate(u, (b: LineBatch) => b.lines, lineBatchSize);
+    const gate = new WrapperGate(u, (b: LineBatch) => b.lines);
     expect(gate.offer({ firstLine: 1, lines: ['', ' '] })).toHaveLength(1); // nothing to decide from yet: on at once
     expect(gate.offer({ firstLine: 3, lines: [cri(1), ...Array<string>(DETECT_WINDOW - 2).fill('')] })).toEqual([]);
     expect(u.kind).toBeUndefined();
     const out = gate.offer({ firstLine: DETECT_WINDOW + 1, lines: ['', '', cri(2)] });
     expect(u.kind).toBe('cri');
     expect(out.map((b) => b.firstLine)).toEqual([3, DETECT_WINDOW + 1]);
-    // Held bytes past the bound: decided from the lines seen.
+    // A line ending past DETECT_HOLD_BYTES bytes of input from the first one's start: decided from
+    // the lines before it (by where the lines are in the input, not by what the batches weigh).
     const v = new Unwrapper(1 << 20);
-    const big = new WrapperGate(v, (b: LineBatch) => b.lines, () => DETECT_HOLD_BYTES / 2 + 1);
-    expect(big.offer({ firstLine: 1, lines: [cri(1)] })).toEqual([]);
-    expect(big.offer({ firstLine: 2, lines: ['{"n":2}'] })).toHaveLength(2);
+    const big = new WrapperGate(v, (b: LineBatch) => b.lines);
+    expect(big.offer({ firstLine: 1, lines: ['', cri(1)], offsets: [0, 1], lengths: [0, 40] })).toEqual([]);
+    expect(big.offer({ firstLine: 3, lines: [' '.repeat(10), '{"n":2}'], offsets: [42, DETECT_HOLD_BYTES - 6], lengths: [10, 7] })).toEqual([]);
+    expect(v.kind).toBeUndefined(); // line 4 ends at DETECT_HOLD_BYTES + 1: within the bound
+    expect(big.offer({ firstLine: 5, lines: ['{"n":3}', '{"n":4}'], offsets: [DETECT_HOLD_BYTES + 2, DETECT_HOLD_BYTES + 10], lengths: [7, 7] })).toHaveLength(3);
     expect(v.kind).toBe('cri');
     expect(big.settle()).toEqual([]);
   });
@@ -221,6 +225,30 @@ describe('detecting a wrapper', () => {
     expect(many.input.files[0]).toEqual(alone.input.files[0]);
     expect(many.input.files[0]!.events).toBe(8);
   });
+
+  it('bounds the bytes it holds by where the lines are in the input, the same read alone, among many or on a worker', async () => {
+    // One CRI line, blank lines of 120 KB (about 50 MB in all, within DETECT_HOLD_BYTES), then
+    // seven plain lines: decided from the first eight, no wrapper. Read alone in 256 KiB chunks, a
+    // line across two chunks is held twice (joined, and in the chunk its end is in), which once
+    // weighed more than DETECT_HOLD_BYTES and decided CRI from the first line alone.
+    const dir = tmp();
+    const file = join(dir, 'spread.log');
+    const ev = (n: number) => `{"ts":"2026-03-01T10:00:0${n}Z","type":"acquire","resource":"r${n}","ownerId":"w","leaseId":"l${n}","fenceToken":"1"}`;
+    const blank = ' '.repeat(120_000);
+    writeFileSync(file, [`2026-03-01T10:00:00.1Z stdout F ${ev(0)}`, ...Array<string>(420).fill(blank), ...[1, 2, 3, 4, 5, 6, 7].map(ev)].join('\n') + '\n');
+    const others = Array.from({ length: 33 }, (_, k) => {
+      const p = join(dir, `other-${k}.ndjson`);
+      writeFileSync(p, ev(9).replace('"r9"', `"o-${k}"`) + '\n');
+      return p;
+    });
+    const alone = await analyze({ files: [file] });
+    expect(alone.input.files[0]!.wrapper).toBeUndefined();
+    expect(alone.input.files[0]).toMatchObject({ events: 7, invalid: 1, blank: 420 });
+    expect(alone.input.problems.map((p) => p.line)).toEqual([1]);
+    expect((await analyze({ files: [file, ...others] })).input.files[0]).toEqual(alone.input.files[0]);
+    expect((await analyze({ files: [file], workers: 'on' })).input.files[0]).toEqual(alone.input.files[0]);
+    rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
 
   it('unwraps the pieces: the newline of docker records, CRI tags, the kubectl prefix', () => {
     expect(parseDocker(JSON.stringify({ log: 'abc\r\n', stream: 'stdout', time: 't' }))).toMatchObject({ text: 'abc', partial: false, stream: 'stdout', time: 't' });
@@ -461,6 +489,21 @@ describe('the CLI', () => {
     expect(r.stdout).toMatch(/^5: \{"ts": "2026-03-01T10:00:12.000Z", "type": "write"/m);
     expect(r.stdout).not.toMatch(/^[78]: /m);
     expect(r.stdout).toContain('9 lines shown: 7 events, 0 blank, 0 ignored, 0 invalid (2 partial lines joined)');
+  });
+
+  it('`map` says a line whose bytes are not UTF-8 is invalid, as analyze counts it, wrapped or not', async () => {
+    const dir = tmp();
+    const ev = (n: number, msg: Buffer) => Buffer.concat([Buffer.from(`{"ts":"2026-03-01T10:00:0${n}Z","type":"acquire","resource":"r${n}","ownerId":"w","leaseId":"l","fenceToken":"1","msg":"a`), msg, Buffer.from('"}')]);
+    const bad = Buffer.from([0xff, 0xc3]);
+    for (const wrap of [(b: Buffer) => b, (b: Buffer) => Buffer.concat([Buffer.from('2026-03-01T10:00:00.1Z stdout F '), b])]) {
+      const file = join(dir, 'utf8.log');
+      writeFileSync(file, Buffer.concat([wrap(ev(1, Buffer.from('ok'))), Buffer.from('\n'), wrap(ev(2, bad)), Buffer.from('\n')]));
+      const report = await analyze({ files: [file] });
+      expect(report.input.files[0]).toMatchObject({ events: 1, invalid: 1 });
+      const map = await renderMap(file, getProfile('canonical'), 20, 1 << 20);
+      expect(map).toMatch(/^2: .*\n {2}-> invalid: bytes that are not valid UTF-8/m);
+      expect(map).toContain('2 lines shown: 1 events, 0 blank, 0 ignored, 1 invalid');
+    }
   });
 
   it('`analyze -` reads a gzipped CRI log from stdin, and the table says what was joined', async () => {

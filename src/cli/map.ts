@@ -12,7 +12,7 @@ import type { Profile } from '../profiles/types.js';
 import { isoOf } from '../model/time.js';
 import { escapeTerminal as t } from '../report/escape.js';
 import type { KlogOptions } from '../profiles/parsers.js';
-import { lineBatchSize, Unwrapper, WrapperGate } from '../ingest/wrappers.js';
+import { Unwrapper, WrapperGate } from '../ingest/wrappers.js';
 
 export async function renderMap(file: string, profile: Profile, limit: number, maxLineBytes: number): Promise<string> {
   const out: string[] = [];
@@ -34,7 +34,8 @@ export async function renderMap(file: string, profile: Profile, limit: number, m
       const line = batch.lineNumbers?.[i] ?? batch.firstLine + i;
       const text = batch.lines[i]!;
       if (seen++ >= limit) return false;
-      const one: LineBatch = { firstLine: line, lines: [text], times: batch.times === undefined ? undefined : [batch.times[i]] };
+      // Its bytes not UTF-8 (or a joined line's, in some piece): invalid, as analyze reads it.
+      const one: LineBatch = { firstLine: line, lines: [text], times: batch.times === undefined ? undefined : [batch.times[i]], invalidUtf8: batch.invalidUtf8?.has(i) === true ? new Set([0]) : undefined };
       if (chosen === undefined && text !== null && text.trim() !== '') {
         chosen = profile.detect!(text);
         out.push(`(auto: ${chosen.name})`);
@@ -48,7 +49,7 @@ export async function renderMap(file: string, profile: Profile, limit: number, m
   };
   let more = true;
   // The wrapper decided from the same first lines as analyze's (WrapperGate).
-  const gate = new WrapperGate(unwrapper, (b: LineBatch) => b.lines, lineBatchSize);
+  const gate = new WrapperGate(unwrapper, (b: LineBatch) => b.lines);
   reading: for await (const raw of readLines(fileSource(file).open(), { maxLineBytes })) {
     for (const b of gate.offer(raw)) if (!(more = show(unwrapper.push(b)))) break reading;
   }
@@ -121,7 +122,7 @@ export async function renderSuggestion(files: readonly string[], maxLineBytes: n
 export async function firstLines(file: string, limit: number, maxLineBytes: number): Promise<(string | null)[]> {
   const out: (string | null)[] = [];
   const unwrapper = new Unwrapper(maxLineBytes);
-  const gate = new WrapperGate(unwrapper, (b: LineBatch) => b.lines, lineBatchSize);
+  const gate = new WrapperGate(unwrapper, (b: LineBatch) => b.lines);
   for await (const raw of readLines(fileSource(file).open(), { maxLineBytes })) {
     for (const b of gate.offer(raw)) out.push(...unwrapper.push(b).lines);
     if (out.length >= limit) return out.slice(0, limit);

@@ -11,7 +11,7 @@ import { decodeBatch, decodeLine, DEFAULT_MAX_LINE_BYTES, isByteBatch, readLineB
 import { InputError } from './open.js';
 import { firstContentLine, toEvents, type InputStats } from './records.js';
 import type { PartitionFilter } from './partition.js';
-import { DETECT_LINES, isBlank, lineBatchSize, Unwrapper, WrapperGate } from './wrappers.js';
+import { DETECT_LINES, isBlank, Unwrapper, WrapperGate } from './wrappers.js';
 
 export async function* parseSource(
   chunks: AsyncIterable<Buffer>,
@@ -45,7 +45,6 @@ export async function* parseSource(
   const gate = new WrapperGate<LineBatch | ByteLineBatch>(
     unwrapper,
     (raw) => (isByteBatch(raw) ? sampleOf(raw) : raw.lines),
-    (raw) => (isByteBatch(raw) ? raw.chunk.length : lineBatchSize(raw)),
     // A byte batch's chunk is valid only until the next batch is read (lines.ts).
     (raw) => (isByteBatch(raw) ? { ...raw, chunk: Buffer.from(raw.chunk) } : raw),
   );

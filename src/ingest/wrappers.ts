@@ -31,9 +31,12 @@ export const DETECT_LINES = 8;
  */
 export const DETECT_WINDOW = 4096;
 /**
- * Bytes of an input held at most while its wrapper is undecided (WrapperGate). Past them it is
- * decided from the lines seen so far: only an input whose first DETECT_LINES non-blank lines
- * are spread over more than this (blank lines near the line-length cap) is decided from fewer.
+ * Bytes of input, from the start of the first non-blank line, within which those DETECT_LINES are
+ * looked for: a line that ends past them is not considered, and the input is decided from the
+ * lines before it. Measured on the input's bytes (LineBatch.offsets), not on the batches held,
+ * so it is the same whatever chunks they were read in; it bounds what WrapperGate holds (only an
+ * input whose first DETECT_LINES non-blank lines are spread over more than this, blank or
+ * over-long lines between them, is decided from fewer).
  */
 export const DETECT_HOLD_BYTES = 64 * 1024 * 1024;
 
@@ -141,7 +144,7 @@ export function wrapperOf(text: string): WrapperKind | undefined {
 /**
  * Whether these first lines of an input hold its first DETECT_LINES non-blank lines and none of
  * them is in a wrapper's form. Then an Unwrapper decides null for the input, whatever it was
- * decided from: those lines, or the fewer of them in its window or held bytes.
+ * decided from: those lines, or the fewer of them in its window (lines or bytes).
  */
 export function noWrapperLine(lines: readonly (string | null)[]): boolean {
   let seen = 0;
@@ -193,8 +196,8 @@ interface Pending {
 
 /**
  * Unwraps the batches of one input. Undecided until it has considered (consider()) the input's
- * first DETECT_LINES non-blank lines, or DETECT_WINDOW lines from the first of them, or was told
- * the input ended (settle()); then it either passes every batch on untouched (no wrapper) or
+ * first DETECT_LINES non-blank lines, or DETECT_WINDOW lines or DETECT_HOLD_BYTES bytes from the
+ * first of them, or was told the input ended (settle()); then it either passes every batch on untouched (no wrapper) or
  * unwraps each line and joins partial lines. A batch pushed while undecided passes untouched:
  * WrapperGate holds the batches with content until the decision.
  */
@@ -206,6 +209,8 @@ export class Unwrapper {
   /** While undecided: the non-blank lines considered, and the lines from the first of them on. */
   private votes: string[] = [];
   private looked = 0;
+  /** The byte offset in the input of the first non-blank line, where its offsets are known. */
+  private from: number | undefined;
 
   constructor(private readonly maxLineBytes: number) {}
 
@@ -214,12 +219,19 @@ export class Unwrapper {
     return this.kind === undefined && this.looked > 0;
   }
 
-  /** Consider the next lines of the input, in order, for the decision (until it is made). */
-  consider(lines: readonly (string | null)[]): void {
+  /**
+   * Consider the next lines of the input, in order, for the decision (until it is made); with
+   * where each is in the input (LineBatch.offsets, lengths), for the DETECT_HOLD_BYTES bound.
+   */
+  consider(lines: readonly (string | null)[], offsets?: ArrayLike<number>, lengths?: ArrayLike<number>): void {
     if (this.kind !== undefined) return;
-    for (const l of lines) {
+    for (let i = 0; i < lines.length; i++) {
+      const l = lines[i]!;
       const content = l !== null && !isBlank(l);
-      if (this.looked === 0 && !content) continue;
+      if (this.looked === 0) {
+        if (!content) continue;
+        this.from = offsets?.[i];
+      } else if (this.from !== undefined && offsets !== undefined && lengths !== undefined && offsets[i]! + lengths[i]! - this.from > DETECT_HOLD_BYTES) return this.decide();
       this.looked++;
       if (content) this.votes.push(l);
       if (this.votes.length === DETECT_LINES || this.looked === DETECT_WINDOW) return this.decide();
@@ -330,18 +342,18 @@ export function unwrapSample(lines: readonly (string | null)[], maxLineBytes: nu
  * Holds the first batches of one input (raw bytes or lines, as its reader has them) while its
  * Unwrapper is deciding, and gives them back in order once it has decided, so the decision is
  * the same whatever the batches the input's lines come in (the read chunk, a pipe's writes).
- * A batch before the first non-blank line passes at once. Bounded: DETECT_WINDOW lines, and at
- * most DETECT_HOLD_BYTES bytes, after which it decides from the lines seen.
+ * A batch before the first non-blank line passes at once. Bounded by the Unwrapper's window:
+ * DETECT_WINDOW lines and DETECT_HOLD_BYTES bytes of input (by the batches' offsets), after which
+ * it decides from the lines seen. What is held is those bytes, at most twice (a byte batch's
+ * chunk and the long lines joined from it), and the batch the window ends in.
  */
-export class WrapperGate<B> {
+export class WrapperGate<B extends { readonly offsets?: ArrayLike<number>; readonly lengths?: ArrayLike<number> }> {
   private held: B[] = [];
-  private bytes = 0;
 
   constructor(
     private readonly unwrapper: Unwrapper,
     /** The batch's lines in order, decoded: all of them, or its first up to its DETECT_LINES-th non-blank one. */
     private readonly sample: (batch: B) => readonly (string | null)[],
-    private readonly size: (batch: B) => number,
     /** The batch as it can be held past the reader's next batch (a copy of bytes the reader reuses). */
     private readonly keep: (batch: B) => B = (batch) => batch,
   ) {}
@@ -355,10 +367,8 @@ export class WrapperGate<B> {
   offer(batch: B): B[] {
     const u = this.unwrapper;
     if (u.kind !== undefined) return [batch];
-    u.consider(this.sample(batch));
+    u.consider(this.sample(batch), batch.offsets, batch.lengths);
     if (u.kind === undefined && !u.deciding) return [batch];
-    this.bytes += this.size(batch);
-    if (u.kind === undefined && this.bytes > DETECT_HOLD_BYTES) u.settle();
     if (u.kind !== undefined) return [...this.release(), batch];
     this.held.push(this.keep(batch));
     return [];
@@ -373,14 +383,6 @@ export class WrapperGate<B> {
   private release(): B[] {
     const out = this.held;
     this.held = [];
-    this.bytes = 0;
     return out;
   }
-}
-
-/** A batch of lines as WrapperGate weighs it: the characters of its lines. */
-export function lineBatchSize(batch: LineBatch): number {
-  let n = 0;
-  for (const l of batch.lines) n += l === null ? 0 : l.length;
-  return n;
 }
