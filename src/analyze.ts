@@ -235,7 +235,7 @@ async function run(options: AnalyzeOptions, hooks: JobHooks | undefined, made: b
       const st = fileStats[i];
       const byReference = st !== undefined && lineStore.register(path, st);
       const fed = part === undefined ? undefined : hooks?.fed?.(path);
-      // Input that can go quiet: its first lines wait at most QUIET_FLUSH_MS for the wrapper's decision.
+      // Input that can go quiet or trickle: its first lines wait at most QUIET_FLUSH_MS for the wrapper's decision.
       const quietMs = st === undefined || !st.isFile() ? QUIET_FLUSH_MS : undefined;
       const own = () => sourceEvents(input, profile, stats, summary, options.maxLineBytes, progress, byReference, part, quietMs);
       sources.push(fed === undefined ? own() : fedEvents(fed, own, input.name, profile, stats, summary, byReference, part!));

@@ -94,6 +94,29 @@ describe('worker views and the clock-skew bound', () => {
   });
 });
 
+describe('live input that trickles', () => {
+  it('emits a finding of its first lines before its eighth line comes (the wrapper waits at most QUIET_FLUSH_MS)', async () => {
+    // A line every 250 ms, never quiet for 500 ms: the first lines wait for the wrapper's decision
+    // at most 500 ms from the first, not for the eighth line (1.75 s).
+    const stream = new PassThrough();
+    const seen: { rule: string; before: number }[] = [];
+    let written = 0;
+    const done = analyze({ streams: [{ name: 'stdin', stream }], onFinding: (f) => seen.push({ rule: f.rule, before: written }) });
+    const lines = [grant, dbWrite, ...Array.from({ length: 8 }, (_, k) => later(2000 + 1000 * k))];
+    for (const l of lines) {
+      stream.write(l + '\n');
+      written++;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    stream.end();
+    const report = await done;
+    const f = seen.find((x) => x.rule === 'missing-token');
+    expect(f).toBeDefined();
+    expect(f!.before).toBeLessThan(8);
+    expect(report.input.events).toBe(lines.length);
+  });
+});
+
 describe('events are values', () => {
   it('frozen events go through the engine, with capture, and give the findings of unfrozen ones', () => {
     const text = readFileSync(`${FIXTURES}/views.ndjson`, 'utf8') + '\n' + readFileSync(`${FIXTURES}/mixed-incidents.ndjson`, 'utf8');

@@ -31,9 +31,10 @@ export async function* parseSource(
    */
   longLines = false,
   /**
-   * Live input (stdin, a pipe, a stream) that may go quiet: the first batches held while the
-   * container log wrapper is undecided (WrapperGate) go on after this many ms without input,
-   * decided from the lines seen, so that no finding of theirs waits for the next line.
+   * Live input (stdin, a pipe, a stream) that may go quiet or trickle: the first batches held
+   * while the container log wrapper is undecided (WrapperGate) wait at most this many ms from the
+   * first of them, then go on decided from the lines seen, so that no finding of theirs waits for
+   * lines that have not come.
    */
   quietMs?: number,
 ): AsyncGenerator<{ events: LockEvent[]; lines: number }> {
@@ -59,13 +60,15 @@ export async function* parseSource(
   let done = false;
   /** A read under way while the held batches went on (quietMs): not waited for if the run stops. */
   let reading: Promise<unknown> | undefined;
+  /** When the gate began to hold (Date.now()). */
+  let heldSince = 0;
   try {
     for (;;) {
       let r: IteratorResult<LineBatch | ByteLineBatch>;
       if (quietMs !== undefined && gate.holding) {
         const next = it.next();
         let timer: NodeJS.Timeout | undefined;
-        const quiet = new Promise<'quiet'>((resolve) => (timer = setTimeout(resolve, quietMs, 'quiet')));
+        const quiet = new Promise<'quiet'>((resolve) => (timer = setTimeout(resolve, Math.max(0, heldSince + quietMs - Date.now()), 'quiet')));
         const first = await Promise.race([next, quiet]).finally(() => clearTimeout(timer));
         if (first === 'quiet') {
           reading = next;
@@ -77,7 +80,10 @@ export async function* parseSource(
         } else r = first;
       } else r = await it.next();
       if (r.done) break;
-      for (const raw of gate.offer(r.value)) yield one(raw);
+      const holding = gate.holding;
+      const out = gate.offer(r.value);
+      if (!holding && gate.holding) heldSince = Date.now();
+      for (const raw of out) yield one(raw);
     }
     done = true;
   } catch (err) {
