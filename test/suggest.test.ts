@@ -321,3 +321,12 @@ describe('stalewrite map --suggest (CLI)', () => {
     expect(r.stdout).toContain('Draft a mapping from your own lines');
   });
 });
+
+describe("the sample a mapping is drafted from", () => {
+  it('leaves out a line whose bytes are not UTF-8 (analyze counts it invalid), as it leaves out one too long', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sw-suggest-utf8-'));
+    const f = join(dir, 'w.log');
+    writeFileSync(f, Buffer.concat([Buffer.from('{"msg":"lock acquired","key":"a"}\n{"msg":"'), Buffer.from([0xff, 0xfe]), Buffer.from('","key":"b"}\n{"msg":"lock released","key":"a"}\n')]));
+    expect(await firstLines(f, 10, 1 << 20)).toEqual(['{"msg":"lock acquired","key":"a"}', null, '{"msg":"lock released","key":"a"}']);
+  });
+});

@@ -118,18 +118,23 @@ export async function renderSuggestion(files: readonly string[], maxLineBytes: n
   return { mapping: formatMapping(s.mapping), messages };
 }
 
-/** The first lines of a file as a profile reads them: container log wrappers unwrapped, as analyze does. */
+/**
+ * The first lines of a file as a profile reads them: container log wrappers unwrapped, as analyze
+ * does; null for a line too long, or whose bytes are not UTF-8 (analyze counts it invalid, so a
+ * drafted mapping does not learn from it).
+ */
 export async function firstLines(file: string, limit: number, maxLineBytes: number): Promise<(string | null)[]> {
   const out: (string | null)[] = [];
   const unwrapper = new Unwrapper(maxLineBytes);
   const gate = new WrapperGate(unwrapper, (b: LineBatch) => b.lines);
+  const take = (b: LineBatch) => b.lines.forEach((l, i) => out.push(b.invalidUtf8?.has(i) === true ? null : l));
   for await (const raw of readLines(fileSource(file).open(), { maxLineBytes })) {
-    for (const b of gate.offer(raw)) out.push(...unwrapper.push(b).lines);
+    for (const b of gate.offer(raw)) take(unwrapper.push(b));
     if (out.length >= limit) return out.slice(0, limit);
   }
-  for (const b of gate.settle()) out.push(...unwrapper.push(b).lines);
+  for (const b of gate.settle()) take(unwrapper.push(b));
   const rest = unwrapper.end();
-  if (rest !== undefined) out.push(...rest.lines);
+  if (rest !== undefined) take(rest);
   return out.slice(0, limit);
 }
 
