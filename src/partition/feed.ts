@@ -246,7 +246,8 @@ export class Feeder {
       // The input broke off: what was read is kept, and its summary says so (as parseSource does).
       error = err.message;
     } finally {
-      if (this.stopped) await it.return?.(undefined).catch(() => undefined);
+      // Stopped, or left to the jobs (feed-self): the file is closed now, not when collected.
+      await it.return?.(undefined).catch(() => undefined);
     }
     if (!this.stopped) this.all({ kind: 'feed-end', file, error });
   }
