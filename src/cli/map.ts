@@ -12,7 +12,7 @@ import type { Profile } from '../profiles/types.js';
 import { isoOf } from '../model/time.js';
 import { escapeTerminal as t } from '../report/escape.js';
 import type { KlogOptions } from '../profiles/parsers.js';
-import { Unwrapper, WrapperGate } from '../ingest/wrappers.js';
+import { Unwrapper, unwrapLines } from '../ingest/wrappers.js';
 
 export async function renderMap(file: string, profile: Profile, limit: number, maxLineBytes: number): Promise<string> {
   const out: string[] = [];
@@ -47,15 +47,7 @@ export async function renderMap(file: string, profile: Profile, limit: number, m
     summary.joined += batch.joined ?? 0;
     return true;
   };
-  let more = true;
-  // The wrapper decided from the same first lines as analyze's (WrapperGate).
-  const gate = new WrapperGate(unwrapper, (b: LineBatch) => b.lines);
-  reading: for await (const raw of readLines(fileSource(file).open(), { maxLineBytes })) {
-    for (const b of gate.offer(raw)) if (!(more = show(unwrapper.push(b)))) break reading;
-  }
-  if (more) for (const b of gate.settle()) if (!(more = show(unwrapper.push(b)))) break;
-  const rest = more ? unwrapper.end() : undefined;
-  if (rest !== undefined) show(rest);
+  for await (const batch of unwrapLines(readLines(fileSource(file).open(), { maxLineBytes }), unwrapper)) if (!show(batch)) break;
   const s = summary;
   out.push('', `${s.lines} lines shown: ${s.events} events, ${s.blank} blank, ${s.ignored} ignored, ${s.invalid} invalid${s.expanded > 0 ? ` (${s.expanded} more records in batches)` : ''}${s.joined > 0 ? ` (${s.joined} partial lines joined)` : ''}`);
   return out.join('\n') + '\n';
@@ -125,16 +117,10 @@ export async function renderSuggestion(files: readonly string[], maxLineBytes: n
  */
 export async function firstLines(file: string, limit: number, maxLineBytes: number): Promise<(string | null)[]> {
   const out: (string | null)[] = [];
-  const unwrapper = new Unwrapper(maxLineBytes);
-  const gate = new WrapperGate(unwrapper, (b: LineBatch) => b.lines);
-  const take = (b: LineBatch) => b.lines.forEach((l, i) => out.push(b.invalidUtf8?.has(i) === true ? null : l));
-  for await (const raw of readLines(fileSource(file).open(), { maxLineBytes })) {
-    for (const b of gate.offer(raw)) take(unwrapper.push(b));
-    if (out.length >= limit) return out.slice(0, limit);
+  for await (const b of unwrapLines(readLines(fileSource(file).open(), { maxLineBytes }), new Unwrapper(maxLineBytes))) {
+    b.lines.forEach((l, i) => out.push(b.invalidUtf8?.has(i) === true ? null : l));
+    if (out.length >= limit) break;
   }
-  for (const b of gate.settle()) take(unwrapper.push(b));
-  const rest = unwrapper.end();
-  if (rest !== undefined) take(rest);
   return out.slice(0, limit);
 }
 

@@ -104,7 +104,7 @@ async function* reopenedChunks(path: string, chunkBytes: number): AsyncGenerator
       }
     });
   const first = await readAt();
-  if (first.length >= 2 && first[0] === 0x1f && first[1] === 0x8b) {
+  if (gzipMagic(first, first.length)) {
     yield* fileChunks(path);
     return;
   }
@@ -148,7 +148,7 @@ async function* sharedChunks(path: string, chunkBytes: number): AsyncGenerator<B
       }
       if (bytesRead === 0) return;
       // gzip is read as fileChunks reads it (decompressed).
-      if (pos === 0 && bytesRead >= 2 && buf[0] === 0x1f && buf[1] === 0x8b) break;
+      if (pos === 0 && gzipMagic(buf, bytesRead)) break;
       pos += bytesRead;
       yield bytesRead === chunkBytes ? buf : buf.subarray(0, bytesRead);
     }
@@ -156,6 +156,11 @@ async function* sharedChunks(path: string, chunkBytes: number): AsyncGenerator<B
     await fh?.close().catch(() => undefined);
   }
   yield* fileChunks(path, chunkBytes);
+}
+
+/** Whether the first `length` bytes of `b` start with gzip's magic (1f 8b). */
+export function gzipMagic(b: Uint8Array, length: number): boolean {
+  return length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
 }
 
 /** Peek at the first bytes; if they are gzip's magic, decompress transparently. */
@@ -175,7 +180,7 @@ async function* maybeGunzip(name: string, input: AsyncIterable<Buffer | string>)
   } catch (err) {
     throw new InputError(`cannot read ${name}: ${reasonOf(err)}`);
   }
-  if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) {
+  if (gzipMagic(head, head.length)) {
     const raw = Readable.from(rest(head, it, done));
     const gunzip = createGunzip();
     raw.on('error', (err) => gunzip.destroy(err));

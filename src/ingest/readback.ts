@@ -15,6 +15,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import type { LineReader } from '../model/event.js';
+import { gzipMagic } from './open.js';
 
 interface Known {
   readonly path: string;
@@ -86,7 +87,7 @@ function isGzip(path: string): boolean {
   try {
     fd = openSync(path, 'r');
     const b = Buffer.alloc(2);
-    return readSync(fd, b, 0, 2, 0) === 2 && b[0] === 0x1f && b[1] === 0x8b;
+    return gzipMagic(b, readSync(fd, b, 0, 2, 0));
   } catch {
     return true; // unreadable now: not read back (the reader reports the error itself)
   } finally {

@@ -339,6 +339,18 @@ export function unwrapSample(lines: readonly (string | null)[], maxLineBytes: nu
 }
 
 /**
+ * An input's batches of lines unwrapped by `unwrapper`, its wrapper decided from the same first
+ * lines as analyze's (WrapperGate), then the lines whose last piece never came: what `map` shows.
+ */
+export async function* unwrapLines(batches: AsyncIterable<LineBatch>, unwrapper: Unwrapper): AsyncGenerator<LineBatch> {
+  const gate = new WrapperGate(unwrapper, (b: LineBatch) => b.lines);
+  for await (const raw of batches) for (const b of gate.offer(raw)) yield unwrapper.push(b);
+  for (const b of gate.settle()) yield unwrapper.push(b);
+  const rest = unwrapper.end();
+  if (rest !== undefined) yield rest;
+}
+
+/**
  * Holds the first batches of one input (raw bytes or lines, as its reader has them) while its
  * Unwrapper is deciding, and gives them back in order once it has decided, so the decision is
  * the same whatever the batches the input's lines come in (the read chunk, a pipe's writes).
