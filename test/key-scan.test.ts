@@ -16,7 +16,7 @@ import { canonical } from '../src/profiles/canonical.js';
 import type { Profile } from '../src/profiles/types.js';
 import { lookLines, PartitionFilter } from '../src/ingest/partition.js';
 import type { ByteLineBatch } from '../src/ingest/lines.js';
-import { partitionOf } from '../src/partition/hash.js';
+import { partitionOf, partitionOfBytes } from '../src/partition/hash.js';
 import { filesUnder } from './helpers/paths.js';
 import { KEY_DECLINED, KEY_READABLE } from './helpers/key-lines.js';
 import { BIN, FIXTURES, ROOT } from './helpers/run.js';
@@ -28,7 +28,7 @@ const blank = (): KeyLook => ({ keyStart: -1, keyEnd: -1, key: undefined, ts: Nu
  * (or those of `order`, in that order) with readKey. The bounds go in as an Int32Array, or with
  * `plain` as arrays.
  */
-function compareChunk(lines: Buffer[], sep = '\n', scanner = new KeyScan(), order?: readonly number[], plain = false): { read: number } {
+function compareChunk(lines: Buffer[], sep = '\n', scanner = new KeyScan(), order?: readonly number[], plain = false, partitions = 7): { read: number; quick: number } {
   const parts: Buffer[] = [];
   const starts: number[] = [];
   const ends: number[] = [];
@@ -45,11 +45,15 @@ function compareChunk(lines: Buffer[], sep = '\n', scanner = new KeyScan(), orde
     }
   });
   const chunk = Buffer.concat(parts);
-  expect(scanner.scan(chunk, plain ? starts : Int32Array.from(starts), plain ? ends : Int32Array.from(ends), lines.length)).toBe(true);
+  expect(scanner.scan(chunk, plain ? starts : Int32Array.from(starts), plain ? ends : Int32Array.from(ends), lines.length, partitions)).toBe(true);
   let read = 0;
+  let quick = 0;
   for (const k of order ?? lines.keys()) {
     const a = blank();
     const b = blank();
+    const c = blank();
+    // The module's own answer, where it has one: the line reader's look, and the key's partition.
+    const p = scanner.quick(k, c);
     const batch = scanner.read(k, a);
     const one = readKey(chunk, starts[k]!, ends[k]!, b);
     const text = lines[k]!.toString('latin1');
@@ -58,8 +62,19 @@ function compareChunk(lines: Buffer[], sep = '\n', scanner = new KeyScan(), orde
       read++;
       expect(a, text).toEqual(b);
     }
+    if (p !== -1) {
+      quick++;
+      expect(one, text).toBe(true);
+      expect(c, text).toEqual(b);
+      expect(b.key, text).toBeUndefined();
+      expect(p, text).toBe(partitionOfBytes(chunk, b.keyStart, b.keyEnd, partitions));
+      expect(p, text).toBe(partitionOf(chunk.toString('utf8', b.keyStart, b.keyEnd), partitions));
+    } else if (one && partitions > 0 && b.key === undefined && scanner.timeRead(k) && !/source|hostname|host\.name/.test(text)) {
+      // Every line of the plain kind has it (one that names a source key may not).
+      expect.fail(`no quick answer for ${text}`);
+    }
   }
-  return { read };
+  return { read, quick };
 }
 
 const T = '"ts":"2026-03-01T10:00:00.000Z","type":"write","result":"accepted"';
@@ -101,8 +116,12 @@ describe('the key reader over a whole chunk', () => {
       for (const line of readFileSync(file).toString('latin1').split('\n')) lines.push(Buffer.from(line.endsWith('\r') ? line.slice(0, -1) : line, 'latin1'));
     }
     expect(lines.length).toBeGreaterThan(800);
-    const { read } = compareChunk(lines);
+    const { read, quick } = compareChunk(lines);
     expect(read).toBeGreaterThan(400);
+    expect(quick).toBeGreaterThan(200);
+    // Any number of partitions, and none (then never a quick answer).
+    for (const n of [1, 2, 3, 4096]) expect(compareChunk(lines, '\n', new KeyScan(), undefined, false, n).quick).toBe(quick);
+    expect(compareChunk(lines, '\n', new KeyScan(), undefined, false, 0).quick).toBe(0);
   });
 
   it('gives what readKey gives on hostile lines, one by one, all in one chunk, and at the chunk\'s end', () => {
@@ -146,14 +165,18 @@ describe('the key reader over a whole chunk', () => {
         return Buffer.from(text, 'utf8');
       });
     let read = 0;
+    let quick = 0;
     const scanner = new KeyScan();
     fc.assert(
-      fc.property(fc.array(line, { minLength: 1, maxLength: 12 }), (lines) => {
-        read += compareChunk(lines, '\n', scanner).read;
+      fc.property(fc.array(line, { minLength: 1, maxLength: 12 }), fc.constantFrom(1, 2, 3, 7, 4096), (lines, n) => {
+        const r = compareChunk(lines, '\n', scanner, undefined, false, n);
+        read += r.read;
+        quick += r.quick;
       }),
       { seed: 7, numRuns: 1500 },
     );
     expect(read).toBeGreaterThan(500);
+    expect(quick).toBeGreaterThan(100);
   });
 
   it('reads the time as readKey does: every field at and past its bounds, leap years, 1970 and 2200, fractions, zones', () => {

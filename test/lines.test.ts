@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { readLines } from '../src/ingest/lines.js';
-import { streamSource } from '../src/ingest/open.js';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileSource, READ_CHUNK, streamSource } from '../src/ingest/open.js';
 
 async function collect(chunks: Buffer[], maxLineBytes?: number): Promise<{ line: number; text: string | null }[]> {
   async function* gen() {
@@ -120,5 +123,77 @@ describe('input sources', () => {
       yield gz.subarray(0, gz.length - 20);
     }
     await expect(readAll(streamSource('cut.gz', gen()))).rejects.toThrow(/cut\.gz/);
+  });
+});
+
+describe('a plain file', () => {
+  const withDir = async (fn: (dir: string) => Promise<void>) => {
+    const dir = mkdtempSync(join(tmpdir(), 'sw-plain-'));
+    try {
+      await fn(dir);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
+  const bytes = (n: number, seed: number) => Buffer.from(Array.from({ length: n }, (_, i) => 97 + ((i * 7 + seed) % 26)));
+
+  it('is read whole, in chunks of its size, at any length around them; each chunk as it was read while the reader has it', async () => {
+    await withDir(async (dir) => {
+      for (const size of [0, 1, 999, 1000, 1001, 4000, 4001, 10_500]) {
+        const f = join(dir, `f${size}`);
+        const text = bytes(size, size);
+        writeFileSync(f, text);
+        const parts: Buffer[] = [];
+        for await (const c of fileSource(f, { chunkBytes: 1000 }).open()) {
+          expect(c.length).toBeLessThanOrEqual(1000);
+          // The chunk is the file's bytes at that offset (the buffers are reused in turn: a chunk is copied to be kept).
+          const at = parts.reduce((n, p) => n + p.length, 0);
+          expect(c.equals(text.subarray(at, at + c.length))).toBe(true);
+          parts.push(Buffer.from(c));
+        }
+        expect(Buffer.concat(parts).equals(text), `${size} bytes`).toBe(true);
+      }
+    });
+  });
+
+  it('that grows while it is read is read on from where a short read ended (no gap, nothing twice)', async () => {
+    await withDir(async (dir) => {
+      const f = join(dir, 'growing');
+      const first = bytes(2500, 1);
+      const more = bytes(3000, 2);
+      writeFileSync(f, first);
+      const parts: Buffer[] = [];
+      for await (const c of fileSource(f, { chunkBytes: 1000 }).open()) {
+        parts.push(Buffer.from(c));
+        // The reads of the next chunks are done (the third one short) when the file grows.
+        if (parts.length === 1) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          appendFileSync(f, more);
+        }
+      }
+      expect(Buffer.concat(parts).equals(Buffer.concat([first, more]))).toBe(true);
+    });
+  });
+
+  it('stops reading when its reader stops, and reads gzip, a directory and a missing file as before', async () => {
+    await withDir(async (dir) => {
+      const f = join(dir, 'big');
+      writeFileSync(f, bytes(5 * READ_CHUNK, 3));
+      let n = 0;
+      for await (const c of fileSource(f).open()) {
+        expect(c.length).toBe(READ_CHUNK);
+        if (++n === 2) break;
+      }
+      const gz = join(dir, 'a.gz');
+      writeFileSync(gz, gzipSync(Buffer.from('one\ntwo\n')));
+      const all = async (p: string) => {
+        const parts: Buffer[] = [];
+        for await (const c of fileSource(p).open()) parts.push(Buffer.from(c));
+        return Buffer.concat(parts).toString();
+      };
+      expect(await all(gz)).toBe('one\ntwo\n');
+      await expect(all(dir)).rejects.toThrow(/is a directory/);
+      await expect(all(join(dir, 'none'))).rejects.toThrow(/cannot read .*none: no such file/);
+    });
   });
 });

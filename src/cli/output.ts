@@ -211,6 +211,12 @@ export interface Sink {
 
 /** Text gathered before one write of a temporary file: a JSON report comes in many small chunks. */
 const BUFFER_BYTES = 64 * 1024;
+/**
+ * Bytes handed to the file system and not yet written, at most, before write() makes its caller
+ * wait: the report is rendered while the earlier pieces are written (a write of a large report
+ * took as long as rendering it, and the two ran one after the other), with memory bounded.
+ */
+export const IN_FLIGHT_BYTES = 1024 * 1024;
 
 /** Open the sink a plan describes. `inputs` is checked again just before the rename. */
 export async function openPlanned(plan: OutputPlan, inputs: InputSet): Promise<Sink> {
@@ -242,6 +248,9 @@ export async function openPlanned(plan: OutputPlan, inputs: InputSet): Promise<S
   let pendingBytes = 0;
   let closed = false;
   const limit = plan.atomic ? BUFFER_BYTES : 0;
+  // The writes started and not finished, oldest first, and their bytes (see IN_FLIGHT_BYTES).
+  const writing: { done: Promise<void>; bytes: number }[] = [];
+  let inFlight = 0;
 
   const flush = (): Promise<void> => {
     if (pending.length === 0) return chain;
@@ -258,7 +267,19 @@ export async function openPlanned(plan: OutputPlan, inputs: InputSet): Promise<S
       }
     });
     chain = p.catch(() => undefined);
+    const entry = { done: chain, bytes: buf.length };
+    writing.push(entry);
+    inFlight += buf.length;
+    void chain.then(() => {
+      inFlight -= entry.bytes;
+      writing.shift();
+    });
     return p;
+  };
+  /** Wait, when too much is in flight, until the oldest writes are done (a failed one rejects). */
+  const room = async (): Promise<void> => {
+    while (inFlight > IN_FLIGHT_BYTES && writing.length > 0) await writing[0]!.done;
+    if (failed !== undefined) throw failed;
   };
   const handled = (p: Promise<void>): Promise<void> => {
     const q = p.catch((err: unknown) => {
@@ -283,7 +304,9 @@ export async function openPlanned(plan: OutputPlan, inputs: InputSet): Promise<S
       pending.push(text);
       pendingBytes += text.length;
       if (pendingBytes < limit) return Promise.resolve();
-      return handled(flush());
+      // Its failure is the next write's or close()'s.
+      handled(flush());
+      return inFlight > IN_FLIGHT_BYTES ? handled(room()) : Promise.resolve();
     },
     async close() {
       if (closed) return;

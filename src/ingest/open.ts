@@ -123,7 +123,84 @@ async function* fileChunks(path: string, chunkBytes = READ_CHUNK): AsyncGenerato
     throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
   }
   if (st.isDirectory()) throw new InputError(`cannot read ${path}: it is a directory`);
-  yield* maybeGunzip(path, createReadStream(path, { highWaterMark: chunkBytes }));
+  if (st.isFile()) yield* plainChunks(path, chunkBytes);
+  else yield* streamChunks(path, chunkBytes);
+}
+
+/** A file as a stream (a pipe, a FIFO, a device; gzip, decompressed). */
+function streamChunks(path: string, chunkBytes: number): AsyncGenerator<Buffer> {
+  return maybeGunzip(path, createReadStream(path, { highWaterMark: chunkBytes }));
+}
+
+/** Reads of a plain file under way at once, ahead of the chunk its reader has (plainChunks). */
+const AHEAD = 2;
+/**
+ * Buffers a plain file is read into, in turn (plainChunks): the chunk its reader is given, the
+ * ones being read meanwhile, and one more.
+ */
+const RING = AHEAD + 2;
+
+/**
+ * A plain file's chunks, each read while the ones before are parsed, into a few buffers used in
+ * turn: a chunk is valid only until the next one is asked for (the line reader's contract, which
+ * its batches pass on: lines.ts). A read stream reads into new memory for every chunk, which took
+ * about twice as long here, and the parse waited for its reads. A gzip file is read as a stream.
+ */
+async function* plainChunks(path: string, chunkBytes: number): AsyncGenerator<Buffer> {
+  let fh: FileHandle;
+  try {
+    fh = await open(path, 'r');
+  } catch (err) {
+    throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
+  }
+  const ring: Buffer[] = [];
+  /** The reads under way, oldest first: each into ring buffer k, at offset at. */
+  const reads: { k: number; at: number; read: Promise<{ bytesRead: number }> }[] = [];
+  let nextK = 0;
+  let nextAt = 0;
+  const issue = (): void => {
+    const k = nextK;
+    const read = fh.read((ring[k] ??= Buffer.allocUnsafeSlow(chunkBytes)), 0, chunkBytes, nextAt);
+    // Awaited below, unless the reader is closed first.
+    read.catch(() => undefined);
+    reads.push({ k, at: nextAt, read });
+    nextK = (k + 1) % RING;
+    nextAt += chunkBytes;
+  };
+  let gzip = false;
+  try {
+    issue();
+    for (;;) {
+      const r = reads.shift()!;
+      let bytesRead: number;
+      try {
+        ({ bytesRead } = await r.read);
+      } catch (err) {
+        throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
+      }
+      if (bytesRead === 0) return;
+      const buf = ring[r.k]!;
+      if (r.at === 0 && gzipMagic(buf, bytesRead)) {
+        gzip = true;
+        break;
+      }
+      if (bytesRead < chunkBytes) {
+        // A short read (the end, or a file still being written): the reads after it were at the
+        // offsets of full chunks. Read on from where it ended instead.
+        for (const o of reads) await o.read.catch(() => undefined);
+        reads.length = 0;
+        nextK = (r.k + 1) % RING;
+        nextAt = r.at + bytesRead;
+      }
+      while (reads.length < AHEAD) issue();
+      yield bytesRead === chunkBytes ? buf : buf.subarray(0, bytesRead);
+    }
+  } finally {
+    // Reads under way when the reader stops (the consumer returned) end before the file is closed.
+    for (const o of reads) await o.read.catch(() => undefined);
+    await fh.close().catch(() => undefined);
+  }
+  if (gzip) yield* streamChunks(path, chunkBytes);
 }
 
 /** fileChunks, each chunk read into a SharedArrayBuffer of its own (FileSourceOptions.shared); anything but a plain file as fileChunks reads it. */
@@ -136,13 +213,23 @@ async function* sharedChunks(path: string, chunkBytes: number): AsyncGenerator<B
   } catch {
     /* said by fileChunks below */
   }
+  const readAt = (at: number): { buf: Buffer; read: Promise<{ bytesRead: number }> } => {
+    const buf = Buffer.from(new SharedArrayBuffer(chunkBytes));
+    const read = fh!.read(buf, 0, chunkBytes, at);
+    read.catch(() => undefined);
+    return { buf, read };
+  };
+  let next: ReturnType<typeof readAt> | undefined;
   try {
     let pos = 0;
-    while (plain) {
-      const buf = Buffer.from(new SharedArrayBuffer(chunkBytes));
+    // Each chunk is read while the one before is handed on (as plainChunks).
+    if (plain) next = readAt(0);
+    while (next !== undefined) {
+      const { buf, read } = next;
+      next = undefined;
       let bytesRead: number;
       try {
-        ({ bytesRead } = await fh!.read(buf, 0, chunkBytes, pos));
+        ({ bytesRead } = await read);
       } catch (err) {
         throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
       }
@@ -150,9 +237,11 @@ async function* sharedChunks(path: string, chunkBytes: number): AsyncGenerator<B
       // gzip is read as fileChunks reads it (decompressed).
       if (pos === 0 && gzipMagic(buf, bytesRead)) break;
       pos += bytesRead;
+      next = readAt(pos);
       yield bytesRead === chunkBytes ? buf : buf.subarray(0, bytesRead);
     }
   } finally {
+    if (next !== undefined) await next.read.catch(() => undefined);
     await fh?.close().catch(() => undefined);
   }
   yield* fileChunks(path, chunkBytes);

@@ -148,7 +148,7 @@ export function lookLines(part: PartitionFilter, profile: Profile, raw: ByteLine
   let lastId = -1;
   // The whole chunk's lines in one pass where the profile can (the same answers as line by line).
   const keys = profile.partitionKeys;
-  const batch = keys !== undefined && keys.lineReader === profile.partitionKey && keys.scan(chunk, starts, ends, lines.length) ? keys : undefined;
+  const batch = keys !== undefined && keys.lineReader === profile.partitionKey && keys.scan(chunk, starts, ends, lines.length, part.count) ? keys : undefined;
   for (let i = 0; i < lines.length; i++) {
     looks[i] = NOT_LOOKED;
     lookSource[i] = -1;
@@ -216,6 +216,8 @@ export class PartitionFilter {
 
   /** lookAt for line k of the chunk `b` that `batch` scanned last (Profile.partitionKeys). */
   lookIn(batch: KeyBatchReader, b: Uint8Array, k: number): number {
+    const p = batch.quick === undefined ? -1 : batch.quick(k, this.look);
+    if (p >= 0) return p;
     if (!batch.read(k, this.look)) return -1;
     return this.partitionOfLook(b);
   }

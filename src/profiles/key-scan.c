@@ -236,11 +236,26 @@ static int read_ts(const u8 *b, int s, int e, double *out) {
 }
 
 /*
+ * The partition of the key whose bytes are [s, e): FNV-1a 64 over them, modulo n (as
+ * partition/hash.ts computes it in 32-bit halves; README "Scaling out").
+ */
+static inline i32 partition_of(const u8 *b, int s, int e, uint32_t n) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (int i = s; i < e; i++) {
+    h ^= b[i];
+    h *= 0x100000001b3ULL;
+  }
+  return (i32)(h % n);
+}
+
+/*
  * Lines k in [0, count) of the chunk b (len bytes): line k is [starts[k], ends[k]). Writes
  * PER_LINE ints per line to out, and the epoch ms of its `ts` to ts[k] when TS_READ is set. A
- * line whose bounds are not inside the chunk is declined.
+ * line whose bounds are not inside the chunk is declined. With n > 0 partitions, also parts[k]:
+ * the partition of the line's `resource` when its bytes are the key as they are (plain: no
+ * escape, no byte of 0x80 or above), else -1.
  */
-EXPORT void scan_lines(const u8 *b, int len, const i32 *starts, const i32 *ends, int count, i32 *out, double *ts) {
+EXPORT void scan_lines(const u8 *b, int len, const i32 *starts, const i32 *ends, int count, i32 *out, double *ts, i32 *parts, int n) {
   for (int k = 0; k < count; k++) {
     i32 *o = out + PER_LINE * k;
     const int s = starts[k], e = ends[k];
@@ -248,5 +263,7 @@ EXPORT void scan_lines(const u8 *b, int len, const i32 *starts, const i32 *ends,
     /* A plain string `ts` (slot 2: start, end, kind, plain at o[5..8]) read here when it is plain enough. */
     if (seen != -1 && o[7] == STRING && o[8] == 1 && read_ts(b, o[5], o[6], ts + k)) seen |= TS_READ;
     o[0] = seen;
+    /* The resource is slot 1 (start, end, kind, plain at o[1..4]); scan() declines a line whose resource is not a string. */
+    if (n > 0) parts[k] = seen != -1 && o[4] == 1 ? partition_of(b, o[1], o[2], (uint32_t)n) : -1;
   }
 }

@@ -13,11 +13,14 @@
 import { finishLook, readKey, type KeyLook } from './canonical-key.js';
 import { KEY_SCAN_WASM } from './key-scan-wasm.js';
 import type { KeyBatchReader } from './types.js';
+import { MAX_PARTITIONS } from '../partition/hash.js';
 
 /** Ints key-scan.c writes per line (its PER_LINE): the seen bits or -1, then 4 per slot. */
 const PER_LINE = 25;
 /** key-scan.c's TS_READ: a bit of the seen bits, set when it read the `ts` (then in the line's double). */
 const TS_READ = 1 << 16;
+/** The seen bits of `source`, `hostname` and `host.name` (canonical-key.ts's slots 3 to 5): a line with any of them names its source. */
+const NAMES_SOURCE = (1 << 3) | (1 << 4) | (1 << 5);
 /** Bytes past the chunk the vector loads may read (key-scan.c). */
 const PAD = 16;
 /** A larger chunk (a very long line) is read line by line: the module's memory stays small. */
@@ -26,7 +29,7 @@ const PAGE = 65536;
 
 interface Wasm {
   memory: WebAssembly.Memory;
-  scanLines: (b: number, len: number, starts: number, ends: number, count: number, out: number, ts: number) => void;
+  scanLines: (b: number, len: number, starts: number, ends: number, count: number, out: number, ts: number, parts: number, n: number) => void;
   heapBase: number;
 }
 
@@ -73,13 +76,16 @@ export class KeyScan implements KeyBatchReader {
   private endsAt = 0;
   private outAt = 0;
   private tsAt = 0;
+  private partsAt = 0;
+  /** The partitions of the last scan (0: none asked for). */
+  private partitions = 0;
 
   /**
    * Take lines [0, count) of `chunk` (line k is [starts[k], ends[k]), integer offsets, as the line
    * splitter gives them); they are read block by block as read() asks for them. False when it
    * cannot run here: read the lines with readKey instead.
    */
-  scan(chunk: Uint8Array, starts: ArrayLike<number>, ends: ArrayLike<number>, count: number): boolean {
+  scan(chunk: Uint8Array, starts: ArrayLike<number>, ends: ArrayLike<number>, count: number, partitions = 0): boolean {
     if (chunk.length > MAX_CHUNK) return false;
     const w = (wasm ??= instantiate());
     if (w === null) return false;
@@ -89,7 +95,8 @@ export class KeyScan implements KeyBatchReader {
     const endsAt = startsAt + 4 * block;
     const outAt = endsAt + 4 * block;
     const tsAt = align(outAt + 4 * PER_LINE * block, 8);
-    const need = tsAt + 8 * block;
+    const partsAt = tsAt + 8 * block;
+    const need = partsAt + 4 * block;
     if (need > w.memory.buffer.byteLength) {
       try {
         w.memory.grow(Math.ceil((need - w.memory.buffer.byteLength) / PAGE));
@@ -113,6 +120,8 @@ export class KeyScan implements KeyBatchReader {
     this.endsAt = endsAt;
     this.outAt = outAt;
     this.tsAt = tsAt;
+    this.partsAt = partsAt;
+    this.partitions = partitions > 0 && partitions <= MAX_PARTITIONS ? partitions : 0;
     this.gen = ++generation;
     this.blockStart = -1;
     return true;
@@ -124,6 +133,27 @@ export class KeyScan implements KeyBatchReader {
     const o = (this.outAt >> 2) + PER_LINE * j;
     const seen = this.ints[o]!;
     return seen !== -1 && finishLook(this.chunk, seen, this.ints, o + 1, out, (seen & TS_READ) !== 0 ? this.doubles[(this.tsAt >> 3) + j]! : Number.NaN);
+  }
+
+  /**
+   * For a scan with partitions: the partition of line k when the module read all of its look (a
+   * plain key, a plain UTC `ts`, no source named), with its time into `out` as read() gives it and
+   * no source; else -1 (read() then reads the line).
+   */
+  quick(k: number, out: KeyLook): number {
+    if (this.partitions === 0) return -1;
+    const j = this.slot(k);
+    const o = (this.outAt >> 2) + PER_LINE * j;
+    const seen = this.ints[o]!;
+    if (seen === -1 || (seen & TS_READ) === 0 || (seen & NAMES_SOURCE) !== 0) return -1;
+    const p = this.ints[(this.partsAt >> 2) + j]!;
+    if (p < 0) return -1;
+    out.keyStart = this.ints[o + 1]!;
+    out.keyEnd = this.ints[o + 2]!;
+    out.key = undefined;
+    out.ts = this.doubles[(this.tsAt >> 3) + j]!;
+    out.source = undefined;
+    return p;
   }
 
   /** Whether the module read line k's `ts` itself (for tests: the TypeScript reads every other). */
@@ -142,7 +172,7 @@ export class KeyScan implements KeyBatchReader {
       const n = Math.min(BLOCK, this.count - first);
       put(this.ints, this.startsAt >> 2, this.starts, first, n);
       put(this.ints, this.endsAt >> 2, this.ends, first, n);
-      wasm!.scanLines(this.chunkAt, this.chunk.length, this.startsAt, this.endsAt, n, this.outAt, this.tsAt);
+      wasm!.scanLines(this.chunkAt, this.chunk.length, this.startsAt, this.endsAt, n, this.outAt, this.tsAt, this.partsAt, this.partitions);
       this.blockStart = first;
       j = k - first;
     }

@@ -6,10 +6,18 @@ import type { ServiceId } from '../model/services.js';
 export interface KeyBatchReader {
   /** The line reader it gives the answers of: it is used only for a profile whose partitionKey is this one. */
   readonly lineReader: (bytes: Uint8Array, start: number, end: number, out: KeyLook) => boolean;
-  /** Read lines [0, count) of `chunk` (line k is bytes [starts[k], ends[k])); false when it cannot here (read line by line then). */
-  scan(chunk: Uint8Array, starts: ArrayLike<number>, ends: ArrayLike<number>, count: number): boolean;
+  /**
+   * Read lines [0, count) of `chunk` (line k is bytes [starts[k], ends[k])); false when it cannot
+   * here (read line by line then). With `partitions` (N of a partition run), quick() may answer.
+   */
+  scan(chunk: Uint8Array, starts: ArrayLike<number>, ends: ArrayLike<number>, count: number, partitions?: number): boolean;
   /** What partitionKey gives for line k of the chunk scanned last, into `out`. */
   read(k: number, out: KeyLook): boolean;
+  /**
+   * The partition (of the scan's N) of line k's key, with read()'s answer into `out`, where the
+   * reader has both at hand; -1 where it has not (then read()).
+   */
+  quick?(k: number, out: KeyLook): number;
 }
 
 /** Where a record came from. */
