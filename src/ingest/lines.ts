@@ -133,12 +133,19 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
   /** Bytes before the current chunk, and where the current (carried) line started. */
   let pos = 0;
   let lineStart = 0;
+  // A batch's columns are typed arrays of their own (a batch may be held while later ones are
+  // read: wrappers.ts), made with room for about as many lines as the chunk before had, so that
+  // they are seldom grown (growing arrays line by line was a third of what a run allocated).
+  let room0 = 256;
   for await (const chunk of chunks) {
     const lines: (string | null | undefined)[] = [];
-    let offsets: number[] = [];
-    let lengths: number[] = [];
-    const starts: number[] | undefined = decodeAll ? undefined : [];
-    const ends: number[] | undefined = decodeAll ? undefined : [];
+    let cap = room0;
+    let offsets = new Float64Array(cap);
+    let lengths = new Float64Array(cap);
+    let starts: Int32Array | undefined = decodeAll ? undefined : new Int32Array(cap);
+    let ends: Int32Array | undefined = decodeAll ? undefined : new Int32Array(cap);
+    /** Lines in the columns. */
+    let n = 0;
     const bad: { set?: Set<number> } = {};
     let firstLine = lineNo;
     let start = 0;
@@ -146,12 +153,22 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
       const nl = chunk.indexOf(10, start);
       if (nl === -1) break;
       if (carry === undefined && !skipping) lineStart = pos + start;
-      offsets.push(lineStart);
-      lengths.push(pos + nl - lineStart);
-      if (starts !== undefined) {
-        starts.push(-1);
-        ends!.push(-1);
+      if (n === cap) {
+        cap *= 2;
+        offsets = grown(offsets, cap);
+        lengths = grown(lengths, cap);
+        if (starts !== undefined) {
+          starts = grown(starts, cap);
+          ends = grown(ends!, cap);
+        }
       }
+      offsets[n] = lineStart;
+      lengths[n] = pos + nl - lineStart;
+      if (starts !== undefined) {
+        starts[n] = -1;
+        ends![n] = -1;
+      }
+      n++;
       if (skipping) {
         lines.push(null);
         skipping = false;
@@ -168,16 +185,14 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
             carryLength = 0;
             const [s, e] = bounds(joined, 0, total, first);
             first = false;
-            yield { firstLine, lines: [undefined], offsets, lengths, chunk: joined, starts: [s], ends: [e] };
+            // The columns are this chunk's: the one line's own, which nothing after changes.
+            yield { firstLine, lines: [undefined], offsets: offsets.slice(0, 1), lengths: lengths.slice(0, 1), chunk: joined, starts: [s], ends: [e] };
             if (joinBuf!.length > 16 * 1024 && total * 4 < joinBuf!.length) joinBuf = EMPTY;
             lineNo++;
             start = nl + 1;
             lineStart = pos + start;
             firstLine = lineNo;
-            offsets = [];
-            lengths = [];
-            starts.length = 0;
-            ends!.length = 0;
+            n = 0;
             continue;
           }
           carry.push(chunk.subarray(start, nl));
@@ -192,8 +207,8 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
         let e = nl;
         if (e > s && chunk[e - 1] === 13) e--; // CRLF
         if (first && e - s >= 3 && chunk[s] === 0xef && chunk[s + 1] === 0xbb && chunk[s + 2] === 0xbf) s += 3; // BOM
-        starts[starts.length - 1] = s;
-        ends![ends!.length - 1] = e;
+        starts[n - 1] = s;
+        ends![n - 1] = e;
         lines.push(undefined);
       } else {
         push(lines, decode(chunk, start, nl, first), bad);
@@ -219,7 +234,12 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
       }
     }
     pos += chunk.length;
-    if (lines.length > 0) yield starts === undefined ? { firstLine, lines: lines as (string | null)[], invalidUtf8: bad.set, offsets, lengths } : { firstLine, lines, invalidUtf8: bad.set, offsets, lengths, chunk, starts, ends: ends! };
+    room0 = Math.max(256, Math.ceil(n * 1.25));
+    if (lines.length > 0) {
+      const o = offsets.subarray(0, n);
+      const l = lengths.subarray(0, n);
+      yield starts === undefined ? { firstLine, lines: lines as (string | null)[], invalidUtf8: bad.set, offsets: o, lengths: l } : { firstLine, lines, invalidUtf8: bad.set, offsets: o, lengths: l, chunk, starts: starts.subarray(0, n), ends: ends!.subarray(0, n) };
+    }
   }
   if (skipping) yield { firstLine: lineNo, lines: [null] };
   else if (carry !== undefined && carryLength > 0) {
@@ -237,6 +257,13 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** `a` with room for `size` values (its values kept). */
+function grown<T extends Float64Array | Int32Array>(a: T, size: number): T {
+  const b = new (a.constructor as new (n: number) => T)(size);
+  b.set(a);
+  return b;
+}
 
 function decode(buf: Buffer, start: number, end: number, first: boolean): string {
   const [s, e] = bounds(buf, start, end, first);
