@@ -110,6 +110,25 @@ describe('adversarial: bounded state', () => {
     expect(r.findings).toEqual([]);
   });
 
+  it('clock-went-backwards lets go of the domain followed longest, and keeps each file\'s domains apart', async () => {
+    const at = (ms: number) => new Date(Date.UTC(2026, 2, 1, 10) + ms).toISOString();
+    const line = (ms: number, source: string, r = 'r') => JSON.stringify({ ts: at(ms), type: 'keepalive', resource: r, leaseId: 'L', source });
+    const run = async (others: number) => {
+      // Domain `a` first, then `others` further domains, then `a` again 100 s earlier: a step back, if `a` is still followed.
+      const lines = [line(100_000, 'a'), ...Array.from({ length: others }, (_, i) => line(100_001 + i, `s${i}`)), line(0, 'a')];
+      const r = await analyze({ files: [file(`domains-${others}.ndjson`, lines.join('\n') + '\n')], rules: ['clock-went-backwards'] });
+      return r.findings.map((f) => f.rule);
+    };
+    expect(await run(9_999)).toEqual(['clock-went-backwards']);
+    expect(await run(10_000)).toEqual([]);
+    // One source in two files: two domains, whose lines interleaved are no step back.
+    const f1 = file('one.ndjson', [line(50_000, 'h'), line(50_002, 'h')].join('\n') + '\n');
+    const f2 = file('two.ndjson', [line(10_000, 'h'), line(10_003, 'h')].join('\n') + '\n');
+    expect((await analyze({ files: [f1, f2], rules: ['clock-went-backwards'] })).findings).toEqual([]);
+    const f3 = file('three.ndjson', [line(50_000, 'h'), line(10_000, 'h')].join('\n') + '\n');
+    expect((await analyze({ files: [f3, f2], rules: ['clock-went-backwards'] })).findings.map((f) => f.rule)).toEqual(['clock-went-backwards']);
+  });
+
   it('duplicates: the remembered window holds no more than its bound', () => {
     const recent = new RecentEvents(1000, 500);
     for (let i = 0; i < 5000; i++) recent.seen({ ts: 7, type: 'write', resource: `r${i}`, result: 'accepted', observer: 'resource', source: 'f', file: 'f', line: i + 1 });

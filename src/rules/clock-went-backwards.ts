@@ -62,30 +62,74 @@ interface SourceSteps {
   largest: Step;
 }
 
+/** A clock domain of one input file: its previous event. */
+interface Domain {
+  readonly source: string;
+  readonly file: string;
+  event: LockEvent;
+}
+
 interface State {
-  /** The previous event of each clock domain in each input file (key: source NUL file). */
-  readonly previous: Map<string, { event: LockEvent }>;
-  /** The last entry used: consecutive events mostly come from one file and source. */
-  lastEntry: { event: LockEvent } | undefined;
+  /** The previous event of each clock domain in each input file: by file, then by source. */
+  readonly previous: Map<string, Map<string, Domain>>;
+  /** The last file's domains: consecutive events mostly come from one file. */
+  lastFile: string | undefined;
+  lastDomains: Map<string, Domain> | undefined;
+  /** The domains followed, in the order they were first seen, from `oldest` on (the first let go past MAX_DOMAINS). */
+  readonly order: (Domain | undefined)[];
+  oldest: number;
+  /** The last domain used: consecutive events mostly come from one file and source. */
+  lastEntry: Domain | undefined;
   readonly sources: Map<string, SourceSteps>;
   /** Sources by the resource their first step is filed under. */
   readonly byResource: Map<string, SourceSteps[]>;
 }
 
 function create(): State {
-  return { previous: new Map(), lastEntry: undefined, sources: new Map(), byResource: new Map() };
+  return { previous: new Map(), lastFile: undefined, lastDomains: undefined, order: [], oldest: 0, lastEntry: undefined, sources: new Map(), byResource: new Map() };
+}
+
+/** The domains of `file` (made when `make`). */
+function domainsOf(state: State, file: string, make: boolean): Map<string, Domain> | undefined {
+  if (file === state.lastFile && state.lastDomains !== undefined) return state.lastDomains;
+  let domains = state.previous.get(file);
+  if (domains === undefined) {
+    if (!make) return undefined;
+    state.previous.set(detach(file), (domains = new Map()));
+  }
+  state.lastFile = file;
+  state.lastDomains = domains;
+  return domains;
+}
+
+/** Let go of the domain followed longest (see MAX_DOMAINS). */
+function letGoOldest(state: State): void {
+  const d = state.order[state.oldest]!;
+  state.order[state.oldest++] = undefined;
+  if (state.oldest > 4096 && state.oldest * 2 > state.order.length) {
+    state.order.splice(0, state.oldest);
+    state.oldest = 0;
+  }
+  const domains = state.previous.get(d.file)!;
+  domains.delete(d.source);
+  if (domains.size === 0) {
+    state.previous.delete(d.file);
+    if (state.lastDomains === domains) state.lastDomains = state.lastFile = undefined;
+  }
 }
 
 function check(...[event, context]: Parameters<Handler>): void {
   const state = context.state(create);
   // One file may interleave several clock domains: a step between two of them is skew, not a step back.
   const last = state.lastEntry;
-  let entry = last !== undefined && last.event.file === event.file && last.event.source === event.source ? last : state.previous.get(`${event.source}\u0000${event.file}`);
+  let entry = last !== undefined && last.file === event.file && last.source === event.source ? last : domainsOf(state, event.file, false)?.get(event.source);
   if (entry === undefined) {
     // Bounded: past MAX_DOMAINS (source, file) pairs the oldest is let go (a hostile log can give
     // every line its own source); a step in a domain let go is then not seen.
-    if (state.previous.size >= MAX_DOMAINS) state.previous.delete(state.previous.keys().next().value!);
-    state.previous.set(detach(`${event.source}\u0000${event.file}`), (entry = { event: bounded(event) }));
+    if (state.order.length - state.oldest >= MAX_DOMAINS) letGoOldest(state);
+    entry = { source: detach(event.source), file: event.file, event: bounded(event) };
+    domainsOf(state, event.file, true)!.set(entry.source, entry);
+    state.order.push(entry);
     state.lastEntry = entry;
     return;
   }
