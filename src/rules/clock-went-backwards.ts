@@ -122,7 +122,8 @@ function check(...[event, context]: Parameters<Handler>): void {
   const state = context.state(create);
   // One file may interleave several clock domains: a step between two of them is skew, not a step back.
   const last = state.lastEntry;
-  let entry = last !== undefined && last.file === event.file && last.source === event.source ? last : domainsOf(state, event.file, false)?.get(event.source);
+  // (Compared with the last event's own strings, mostly the very same objects as this one's.)
+  let entry = last !== undefined && last.event.file === event.file && last.event.source === event.source ? last : domainsOf(state, event.file, false)?.get(event.source);
   if (entry === undefined) {
     // Bounded: past MAX_DOMAINS (source, file) pairs the oldest is let go (a hostile log can give
     // every line its own source); a step in a domain let go is then not seen.
