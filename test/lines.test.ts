@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
 import { readLines } from '../src/ingest/lines.js';
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileSource, READ_CHUNK, streamSource } from '../src/ingest/open.js';
@@ -172,6 +172,48 @@ describe('a plain file', () => {
         }
       }
       expect(Buffer.concat(parts).equals(Buffer.concat([first, more]))).toBe(true);
+    });
+  });
+
+  it('closes its file at the end, when its reader stops, and when its reader throws (Linux: open descriptors counted)', async () => {
+    if (!existsSync('/proc/self/fd')) return;
+    const fds = () => readdirSync('/proc/self/fd').length;
+    await withDir(async (dir) => {
+      const f = join(dir, 'a');
+      writeFileSync(f, bytes(50_000, 3));
+      const before = fds();
+      for await (const _ of fileSource(f, { chunkBytes: 1000 }).open());
+      let n = 0;
+      for await (const _ of fileSource(f, { chunkBytes: 1000 }).open()) if (++n === 3) break;
+      const throwing = async () => {
+        for await (const _ of fileSource(f, { chunkBytes: 1000 }).open()) throw new Error('stop');
+      };
+      await expect(throwing()).rejects.toThrow('stop');
+      expect(fds()).toBe(before);
+    });
+  });
+
+  it('that is cut short or deleted while it is read ends without an error (what was read, read)', async () => {
+    await withDir(async (dir) => {
+      const f = join(dir, 'a');
+      writeFileSync(f, bytes(100_000, 1));
+      let total = 0;
+      let k = 0;
+      for await (const c of fileSource(f, { chunkBytes: 1000 }).open()) {
+        total += c.length;
+        if (++k === 5) truncateSync(f, 2000);
+      }
+      expect(total).toBeGreaterThanOrEqual(5000);
+      expect(total).toBeLessThan(100_000);
+      writeFileSync(f, bytes(100_000, 1));
+      total = 0;
+      k = 0;
+      // Deleted: the open file is read to its end.
+      for await (const c of fileSource(f, { chunkBytes: 1000 }).open()) {
+        total += c.length;
+        if (++k === 5) unlinkSync(f);
+      }
+      expect(total).toBe(100_000);
     });
   });
 

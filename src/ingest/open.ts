@@ -167,7 +167,7 @@ async function* plainChunks(path: string, chunkBytes: number): AsyncGenerator<Bu
     nextK = (k + 1) % RING;
     nextAt += chunkBytes;
   };
-  let gzip = false;
+  let stream = false;
   try {
     issue();
     for (;;) {
@@ -180,8 +180,10 @@ async function* plainChunks(path: string, chunkBytes: number): AsyncGenerator<Bu
       }
       if (bytesRead === 0) return;
       const buf = ring[r.k]!;
-      if (r.at === 0 && gzipMagic(buf, bytesRead)) {
-        gzip = true;
+      // gzip, or too short yet to tell (a file still being written): read as a stream, which
+      // reads on until it can.
+      if (r.at === 0 && (bytesRead < 2 || gzipMagic(buf, bytesRead))) {
+        stream = true;
         break;
       }
       if (bytesRead < chunkBytes) {
@@ -200,7 +202,7 @@ async function* plainChunks(path: string, chunkBytes: number): AsyncGenerator<Bu
     for (const o of reads) await o.read.catch(() => undefined);
     await fh.close().catch(() => undefined);
   }
-  if (gzip) yield* streamChunks(path, chunkBytes);
+  if (stream) yield* streamChunks(path, chunkBytes);
 }
 
 /** fileChunks, each chunk read into a SharedArrayBuffer of its own (FileSourceOptions.shared); anything but a plain file as fileChunks reads it. */
@@ -234,11 +236,13 @@ async function* sharedChunks(path: string, chunkBytes: number): AsyncGenerator<B
         throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
       }
       if (bytesRead === 0) return;
-      // gzip is read as fileChunks reads it (decompressed).
-      if (pos === 0 && gzipMagic(buf, bytesRead)) break;
+      // gzip (or a first read too short to tell) is read as fileChunks reads it (decompressed).
+      if (pos === 0 && (bytesRead < 2 || gzipMagic(buf, bytesRead))) break;
       pos += bytesRead;
-      next = readAt(pos);
+      // Read ahead after a whole chunk; after a short one (the end, mostly), only when asked.
+      if (bytesRead === chunkBytes) next = readAt(pos);
       yield bytesRead === chunkBytes ? buf : buf.subarray(0, bytesRead);
+      next ??= readAt(pos);
     }
   } finally {
     if (next !== undefined) await next.read.catch(() => undefined);
