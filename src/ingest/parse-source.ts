@@ -87,12 +87,15 @@ export async function* parseSource(
     }
     done = true;
   } catch (err) {
-    done = true;
+    // Another error (--strict's, thrown while this input's lines were made events): the finally
+    // closes the reader, whose file is open.
     if (!(err instanceof InputError)) throw err;
+    done = true;
     // The input broke off (truncated gzip, read error): keep what was read, and say so.
     summary.error = err.message;
   } finally {
-    // Stopped early (the consumer returned): the reader is closed, as `for await` closes it.
+    // Stopped early (the consumer returned, or an error other than the reader's): the reader is
+    // closed, as `for await` closes it.
     if (!done) {
       const closing = it.return?.(undefined);
       if (reading === undefined) await closing;
