@@ -135,7 +135,7 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
   let lineStart = 0;
   // A batch's columns are typed arrays of their own (a batch may be held while later ones are
   // read: wrappers.ts), made with room for about as many lines as the chunk before had, so that
-  // they are seldom grown (growing arrays line by line was a third of what a run allocated).
+  // they are seldom grown (growing arrays line by line was a sixth of what a run allocated).
   let room0 = 256;
   for await (const chunk of chunks) {
     const lines: (string | null | undefined)[] = [];
