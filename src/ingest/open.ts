@@ -154,55 +154,7 @@ async function* plainChunks(path: string, chunkBytes: number): AsyncGenerator<Bu
     throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
   }
   const ring: Buffer[] = [];
-  /** The reads under way, oldest first: each into ring buffer k, at offset at. */
-  const reads: { k: number; at: number; read: Promise<{ bytesRead: number }> }[] = [];
-  let nextK = 0;
-  let nextAt = 0;
-  const issue = (): void => {
-    const k = nextK;
-    const read = fh.read((ring[k] ??= Buffer.allocUnsafeSlow(chunkBytes)), 0, chunkBytes, nextAt);
-    // Awaited below, unless the reader is closed first.
-    read.catch(() => undefined);
-    reads.push({ k, at: nextAt, read });
-    nextK = (k + 1) % RING;
-    nextAt += chunkBytes;
-  };
-  let stream = false;
-  try {
-    issue();
-    for (;;) {
-      const r = reads.shift()!;
-      let bytesRead: number;
-      try {
-        ({ bytesRead } = await r.read);
-      } catch (err) {
-        throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
-      }
-      if (bytesRead === 0) return;
-      const buf = ring[r.k]!;
-      // gzip, or too short yet to tell (a file still being written): read as a stream, which
-      // reads on until it can.
-      if (r.at === 0 && (bytesRead < 2 || gzipMagic(buf, bytesRead))) {
-        stream = true;
-        break;
-      }
-      if (bytesRead < chunkBytes) {
-        // A short read (the end, or a file still being written): the reads after it were at the
-        // offsets of full chunks. Read on from where it ended instead.
-        for (const o of reads) await o.read.catch(() => undefined);
-        reads.length = 0;
-        nextK = (r.k + 1) % RING;
-        nextAt = r.at + bytesRead;
-      }
-      while (reads.length < AHEAD) issue();
-      yield bytesRead === chunkBytes ? buf : buf.subarray(0, bytesRead);
-    }
-  } finally {
-    // Reads under way when the reader stops (the consumer returned) end before the file is closed.
-    for (const o of reads) await o.read.catch(() => undefined);
-    await fh.close().catch(() => undefined);
-  }
-  if (stream) yield* streamChunks(path, chunkBytes);
+  if (yield* readAhead(fh, path, chunkBytes, AHEAD, (n) => (ring[n % RING] ??= Buffer.allocUnsafeSlow(chunkBytes)))) yield* streamChunks(path, chunkBytes);
 }
 
 /** fileChunks, each chunk read into a SharedArrayBuffer of its own (FileSourceOptions.shared); anything but a plain file as fileChunks reads it. */
@@ -215,40 +167,58 @@ async function* sharedChunks(path: string, chunkBytes: number): AsyncGenerator<B
   } catch {
     /* said by fileChunks below */
   }
-  const readAt = (at: number): { buf: Buffer; read: Promise<{ bytesRead: number }> } => {
-    const buf = Buffer.from(new SharedArrayBuffer(chunkBytes));
-    const read = fh!.read(buf, 0, chunkBytes, at);
+  if (!plain) await fh?.close().catch(() => undefined);
+  // Each chunk is read while the one before is handed on; gzip is read as fileChunks reads it (decompressed).
+  else if (!(yield* readAhead(fh!, path, chunkBytes, 1, () => Buffer.from(new SharedArrayBuffer(chunkBytes))))) return;
+  yield* fileChunks(path, chunkBytes);
+}
+
+/**
+ * The chunks of the plain file open as `fh`, each read into bufferFor(n) (n: the read's number,
+ * from 0), with `ahead` reads under way after a whole chunk; after a short one (the end, or a
+ * file still being written) the file is read on from where it ended, when the next chunk is asked
+ * for. Closes `fh`. Returns true, having given nothing, when the file is to be read as a stream
+ * instead: gzip, or a first read too short to tell.
+ */
+async function* readAhead(fh: FileHandle, path: string, chunkBytes: number, ahead: number, bufferFor: (n: number) => Buffer): AsyncGenerator<Buffer, boolean> {
+  /** The reads under way, oldest first: into buf, at offset at. */
+  const reads: { buf: Buffer; at: number; read: Promise<{ bytesRead: number }> }[] = [];
+  let issued = 0;
+  let nextAt = 0;
+  const issue = (): void => {
+    const buf = bufferFor(issued++);
+    const read = fh.read(buf, 0, chunkBytes, nextAt);
+    // Awaited below, unless the reader is closed first.
     read.catch(() => undefined);
-    return { buf, read };
+    reads.push({ buf, at: nextAt, read });
+    nextAt += chunkBytes;
   };
-  let next: ReturnType<typeof readAt> | undefined;
   try {
-    let pos = 0;
-    // Each chunk is read while the one before is handed on (as plainChunks).
-    if (plain) next = readAt(0);
-    while (next !== undefined) {
-      const { buf, read } = next;
-      next = undefined;
+    for (;;) {
+      if (reads.length === 0) issue();
+      const { buf, at, read } = reads.shift()!;
       let bytesRead: number;
       try {
         ({ bytesRead } = await read);
       } catch (err) {
         throw new InputError(`cannot read ${path}: ${reasonOf(err)}`);
       }
-      if (bytesRead === 0) return;
-      // gzip (or a first read too short to tell) is read as fileChunks reads it (decompressed).
-      if (pos === 0 && (bytesRead < 2 || gzipMagic(buf, bytesRead))) break;
-      pos += bytesRead;
-      // Read ahead after a whole chunk; after a short one (the end, mostly), only when asked.
-      if (bytesRead === chunkBytes) next = readAt(pos);
+      if (bytesRead === 0) return false;
+      if (at === 0 && (bytesRead < 2 || gzipMagic(buf, bytesRead))) return true;
+      if (bytesRead === chunkBytes) while (reads.length < ahead) issue();
+      else {
+        // The reads after it were at the offsets of whole chunks.
+        for (const o of reads) await o.read.catch(() => undefined);
+        reads.length = 0;
+        nextAt = at + bytesRead;
+      }
       yield bytesRead === chunkBytes ? buf : buf.subarray(0, bytesRead);
-      next ??= readAt(pos);
     }
   } finally {
-    if (next !== undefined) await next.read.catch(() => undefined);
-    await fh?.close().catch(() => undefined);
+    // Reads under way when the reader stops (the consumer returned) end before the file is closed.
+    for (const o of reads) await o.read.catch(() => undefined);
+    await fh.close().catch(() => undefined);
   }
-  yield* fileChunks(path, chunkBytes);
 }
 
 /** Whether the first `length` bytes of `b` start with gzip's magic (1f 8b). */
