@@ -72,12 +72,8 @@ interface Domain {
 interface State {
   /** The previous event of each clock domain in each input file: by file, then by source. */
   readonly previous: Map<string, Map<string, Domain>>;
-  /** The last file's domains: consecutive events mostly come from one file. */
-  lastFile: string | undefined;
-  lastDomains: Map<string, Domain> | undefined;
-  /** The domains followed, in the order they were first seen, from `oldest` on (the first let go past MAX_DOMAINS). */
-  readonly order: (Domain | undefined)[];
-  oldest: number;
+  /** The domains followed, in the order they were first seen (the first let go past MAX_DOMAINS). */
+  readonly order: Set<Domain>;
   /** The last domain used: consecutive events mostly come from one file and source. */
   lastEntry: Domain | undefined;
   readonly sources: Map<string, SourceSteps>;
@@ -86,36 +82,16 @@ interface State {
 }
 
 function create(): State {
-  return { previous: new Map(), lastFile: undefined, lastDomains: undefined, order: [], oldest: 0, lastEntry: undefined, sources: new Map(), byResource: new Map() };
-}
-
-/** The domains of `file` (made when `make`). */
-function domainsOf(state: State, file: string, make: boolean): Map<string, Domain> | undefined {
-  if (file === state.lastFile && state.lastDomains !== undefined) return state.lastDomains;
-  let domains = state.previous.get(file);
-  if (domains === undefined) {
-    if (!make) return undefined;
-    state.previous.set(detach(file), (domains = new Map()));
-  }
-  state.lastFile = file;
-  state.lastDomains = domains;
-  return domains;
+  return { previous: new Map(), order: new Set(), lastEntry: undefined, sources: new Map(), byResource: new Map() };
 }
 
 /** Let go of the domain followed longest (see MAX_DOMAINS). */
 function letGoOldest(state: State): void {
-  const d = state.order[state.oldest]!;
-  state.order[state.oldest++] = undefined;
-  if (state.oldest > 4096 && state.oldest * 2 > state.order.length) {
-    state.order.splice(0, state.oldest);
-    state.oldest = 0;
-  }
+  const d = state.order.values().next().value!;
+  state.order.delete(d);
   const domains = state.previous.get(d.file)!;
   domains.delete(d.source);
-  if (domains.size === 0) {
-    state.previous.delete(d.file);
-    if (state.lastDomains === domains) state.lastDomains = state.lastFile = undefined;
-  }
+  if (domains.size === 0) state.previous.delete(d.file);
 }
 
 function check(...[event, context]: Parameters<Handler>): void {
@@ -123,14 +99,16 @@ function check(...[event, context]: Parameters<Handler>): void {
   // One file may interleave several clock domains: a step between two of them is skew, not a step back.
   const last = state.lastEntry;
   // (Compared with the last event's own strings, mostly the very same objects as this one's.)
-  let entry = last !== undefined && last.event.file === event.file && last.event.source === event.source ? last : domainsOf(state, event.file, false)?.get(event.source);
+  let entry = last !== undefined && last.event.file === event.file && last.event.source === event.source ? last : state.previous.get(event.file)?.get(event.source);
   if (entry === undefined) {
     // Bounded: past MAX_DOMAINS (source, file) pairs the oldest is let go (a hostile log can give
     // every line its own source); a step in a domain let go is then not seen.
-    if (state.order.length - state.oldest >= MAX_DOMAINS) letGoOldest(state);
+    if (state.order.size >= MAX_DOMAINS) letGoOldest(state);
     entry = { source: detach(event.source), file: event.file, event: bounded(event) };
-    domainsOf(state, event.file, true)!.set(entry.source, entry);
-    state.order.push(entry);
+    let domains = state.previous.get(event.file);
+    if (domains === undefined) state.previous.set(detach(event.file), (domains = new Map()));
+    domains.set(entry.source, entry);
+    state.order.add(entry);
     state.lastEntry = entry;
     return;
   }
