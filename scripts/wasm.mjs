@@ -13,7 +13,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SOURCE = join(root, 'src', 'profiles', 'key-scan.c');
 export const MODULE = join(root, 'src', 'profiles', 'key-scan-wasm.ts');
 /** The compiler's flags: no libc, SIMD, the module's own memory, one export. */
-export const FLAGS = ['--target=wasm32', '-O3', '-msimd128', '-nostdlib', '-Wl,--no-entry', '-Wl,--export=scan_lines', '-Wl,--export=__heap_base', '-Wl,--strip-all'];
+export const FLAGS = ['--target=wasm32', '-O3', '-msimd128', '-nostdlib', '-Wl,--no-entry', '-Wl,--initial-memory=18874368', '-Wl,--export=scan_lines', '-Wl,--export=__heap_base', '-Wl,--strip-all'];
 
 /** The wasm bytes of key-scan.c and the compiler's version line, or the error when clang is missing or fails. */
 export function compileKeyScan() {

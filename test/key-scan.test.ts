@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { readKey, type KeyLook } from '../src/profiles/canonical-key.js';
 import { BLOCK, KeyScan, MAX_CHUNK } from '../src/profiles/key-scan.js';
 import { KEY_SCAN_COMPILER, KEY_SCAN_WASM } from '../src/profiles/key-scan-wasm.js';
@@ -281,6 +281,37 @@ describe('the key reader over a whole chunk', () => {
   it('says no for a chunk over its bound, where the caller reads line by line', () => {
     const big = Buffer.alloc(MAX_CHUNK + 1, 32);
     expect(new KeyScan().scan(big, [0], [10], 1)).toBe(false);
+  });
+
+  it('scans a chunk of its bound without growing the module\'s memory (a grow detaches a buffer, which slows every typed array of the thread)', () => {
+    const grow = vi.spyOn(WebAssembly.Memory.prototype, 'grow');
+    try {
+      // MAX_CHUNK bytes in lines of 4 KiB, a whole block of them: the most memory a scan needs.
+      const lineBytes = 4096;
+      const count = MAX_CHUNK / lineBytes;
+      expect(count).toBe(BLOCK);
+      const line = Buffer.from(`{${T},"resource":"r"}`.padEnd(lineBytes - 1, ' ') + '\n');
+      const chunk = Buffer.alloc(MAX_CHUNK);
+      const starts = new Int32Array(count);
+      const ends = new Int32Array(count);
+      for (let k = 0; k < count; k++) {
+        line.copy(chunk, k * lineBytes);
+        starts[k] = k * lineBytes;
+        ends[k] = (k + 1) * lineBytes - 1;
+      }
+      const scanner = new KeyScan();
+      expect(scanner.scan(chunk, starts, ends, count, 7)).toBe(true);
+      for (const k of [0, count - 1]) {
+        const out = blank();
+        expect(scanner.read(k, out)).toBe(true);
+        expect(chunk.toString('latin1', out.keyStart, out.keyEnd)).toBe('r');
+        expect(out.ts).toBe(Date.parse('2026-03-01T10:00:00.000Z'));
+        expect(scanner.quick(k, blank())).toBe(partitionOf('r', 7));
+      }
+      expect(grow).not.toHaveBeenCalled();
+    } finally {
+      grow.mockRestore();
+    }
   });
 
   it('is the canonical profile\'s batch reader, and no profile\'s that replaced the line reader', () => {

@@ -23,9 +23,8 @@ const TS_READ = 1 << 16;
 const NAMES_SOURCE = (1 << 3) | (1 << 4) | (1 << 5);
 /** Bytes past the chunk the vector loads may read (key-scan.c). */
 const PAD = 16;
-/** A larger chunk (a very long line) is read line by line: the module's memory stays small. */
+/** A larger chunk (a very long line) is read line by line: the module's memory is made for this much and never grown. */
 export const MAX_CHUNK = 16 * 1024 * 1024;
-const PAGE = 65536;
 
 interface Wasm {
   memory: WebAssembly.Memory;
@@ -96,14 +95,12 @@ export class KeyScan implements KeyBatchReader {
     const outAt = endsAt + 4 * block;
     const tsAt = align(outAt + 4 * PER_LINE * block, 8);
     const partsAt = tsAt + 8 * block;
-    const need = partsAt + 4 * block;
-    if (need > w.memory.buffer.byteLength) {
-      try {
-        w.memory.grow(Math.ceil((need - w.memory.buffer.byteLength) / PAGE));
-      } catch {
-        return false;
-      }
-    }
+    // The module's memory is never grown: growing detaches its old ArrayBuffer, and after one
+    // detach V8 checks for detached buffers on every typed-array access of the thread, for the rest
+    // of its life (a byte loop became 75% slower, the partition run's parse 22%). It is made big
+    // enough for a MAX_CHUNK chunk (scripts/wasm.mjs --initial-memory; pages are only committed
+    // when touched), which test/key-scan.test.ts checks.
+    if (partsAt + 4 * block > w.memory.buffer.byteLength) return false;
     if (this.bytes.buffer !== w.memory.buffer) {
       this.bytes = new Uint8Array(w.memory.buffer);
       this.ints = new Int32Array(w.memory.buffer);
