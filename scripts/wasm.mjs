@@ -12,7 +12,12 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const SOURCE = join(root, 'src', 'profiles', 'key-scan.c');
 export const MODULE = join(root, 'src', 'profiles', 'key-scan-wasm.ts');
-/** The compiler's flags: no libc, SIMD, the module's own memory, one export. */
+/**
+ * The compiler's flags: no libc, SIMD, the module's own memory, one export. The memory starts at
+ * 18 MiB (288 pages): the heap base, a chunk of key-scan.ts's MAX_CHUNK (16 MiB) and one block's
+ * columns (about 0.5 MB) fit, so key-scan.ts never grows it (a grow detaches a buffer, which slows
+ * every typed array of the thread); test/key-scan.test.ts scans such a chunk.
+ */
 export const FLAGS = ['--target=wasm32', '-O3', '-msimd128', '-nostdlib', '-Wl,--no-entry', '-Wl,--initial-memory=18874368', '-Wl,--export=scan_lines', '-Wl,--export=__heap_base', '-Wl,--strip-all'];
 
 /** The wasm bytes of key-scan.c and the compiler's version line, or the error when clang is missing or fails. */
