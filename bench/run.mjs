@@ -15,11 +15,13 @@
 //   6. default:  2 with no --jobs flag: what a user gets (auto)
 //   7. DuckDB:   the headline answer, accepted stale writes, as one window query (bench/duckdb.mjs)
 //   8. partition: 2 with --partition 1/4: one partition of four (the cost of skipping the others' lines)
-// Runs are interleaved (1 2 3 4 5 6 7, 1 2 …) and ratios are medians of per-round ratios.
+//   9. ceiling:  two runs of 2 started together, each on one half of the log split beforehand by the
+//                partition hash: what any split of the work over two cores can reach on this machine
+// Runs are interleaved (1 2 3 4 5 6 7 8 9, 1 2 …) and ratios are medians of per-round ratios.
 // A run that crashes (any exit but 0, 1 or 3; stalewrite exits 1 on stale writes and 3 when
 // inconclusive) is reported, and the targets that need it FAIL with the reason.
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, createWriteStream, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, createReadStream, createWriteStream, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -115,6 +117,7 @@ function measure(cmd, args, { stdinFile, capture = false } = {}) {
     const child = spawn(cmd, args, { stdio: [stdin, capture ? 'pipe' : 'ignore', 'pipe'] });
     if (cat !== undefined) cat.stdout.destroy(); // the child holds its own copy of the pipe
     let peak = 0;
+    let cpu = 0;
     let stderr = '';
     let stdout = '';
     child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-2000)));
@@ -123,25 +126,65 @@ function measure(cmd, args, { stdinFile, capture = false } = {}) {
       try {
         const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
         if (m) peak = Math.max(peak, Number(m[1]) * 1024);
+        cpu = Math.max(cpu, cpuOf(readFileSync(`/proc/${child.pid}/stat`, 'utf8')));
       } catch {
         // exited
       }
     }, 10);
     child.on('error', (err) => {
       clearInterval(poll);
-      resolve({ ok: false, wall: NaN, peak, reason: `${cmd} did not start: ${err.message}` });
+      resolve({ ok: false, wall: NaN, peak, cpu, reason: `${cmd} did not start: ${err.message}` });
     });
     child.on('close', (code, signal) => {
       clearInterval(poll);
       const wall = Number(process.hrtime.bigint() - start) / 1e9;
-      if (code === 0 || code === 1 || code === 3) resolve({ ok: true, wall, peak, code, stdout });
+      if (code === 0 || code === 1 || code === 3) resolve({ ok: true, wall, peak, cpu, code, stdout });
       else {
         const why = signal !== null ? `killed by ${signal}` : `exit ${code}${code === 134 ? ' (aborted, out of memory?)' : ''}`;
         const last = stderr.trim().split('\n').filter(Boolean).slice(-2).join(' / ').slice(0, 300);
-        resolve({ ok: false, wall, peak, code, reason: `${why}${last ? `: ${last}` : ''}` });
+        resolve({ ok: false, wall, peak, cpu, code, reason: `${why}${last ? `: ${last}` : ''}` });
       }
     });
   });
+}
+
+/** Clock ticks a second, for /proc/PID/stat (100 on Linux everywhere this runs). */
+const TICKS = Number(spawnSync('getconf', ['CLK_TCK']).stdout?.toString().trim()) || 100;
+/** The CPU seconds (user + system, every thread) of a /proc/PID/stat line: fields 14 and 15, counted after the name's ')'. */
+function cpuOf(stat) {
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / TICKS;
+}
+
+/**
+ * Two commands started together; the wall time until both have ended, the higher peak RSS, the sum
+ * of their CPU times. A crash of either is the pair's.
+ */
+async function measurePair(one, two) {
+  const start = process.hrtime.bigint();
+  const [x, y] = await Promise.all([measure(one.cmd, one.args), measure(two.cmd, two.args)]);
+  const wall = Number(process.hrtime.bigint() - start) / 1e9;
+  if (!x.ok || !y.ok) return { ...(x.ok ? y : x), wall };
+  return { ok: true, wall, peak: Math.max(x.peak, y.peak), cpu: x.cpu + y.cpu, code: Math.max(x.code, y.code) };
+}
+
+/**
+ * The canonical log split in two by the partition hash of each line's resource, as `--partition
+ * I/2` splits it (README "Scaling out"), into two files: the input of case 9, the best any split of
+ * the work over two cores can do (nothing read twice, nothing shared, nothing merged). Untimed.
+ */
+async function splitHalves(file) {
+  const { partitionOf } = await import(join(root, 'dist', 'partition', 'hash.js'));
+  const names = [join(work, 'half-0.ndjson'), join(work, 'half-1.ndjson')];
+  const out = names.map((n) => createWriteStream(n));
+  const { createInterface } = await import('node:readline');
+  for await (const text of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    if (text.length === 0) continue;
+    const w = out[partitionOf(JSON.parse(text).resource, 2)];
+    if (!w.write(text + '\n')) await new Promise((r) => w.once('drain', r));
+  }
+  await Promise.all(out.map((w) => new Promise((r) => w.end(r))));
+  return names;
 }
 
 const median = (xs) => {
@@ -177,6 +220,7 @@ try {
 
   const canonicalLog = generate('canonical.ndjson', mb, Number(a.resources));
   const pinoLog = generate('pino.ndjson', mb, Number(a.resources), 'pino');
+  const halves = await splitHalves(canonicalLog);
   const bytes = statSync(canonicalLog).size;
   const lines = lineCount(canonicalLog);
   const pinoBytes = statSync(pinoLog).size;
@@ -194,10 +238,14 @@ try {
     { name: '6 analyze, default (no --jobs flag)', cmd: node, args: [cli, 'analyze', '--format', 'json', '-o', defaultReport, '-q', canonicalLog], bytes, lines },
     ...(duckVersion ? [{ name: '7 DuckDB headline query (read_json + window)', cmd: node, args: [join(here, 'duckdb.mjs'), canonicalLog], bytes, lines, capture: true }] : []),
     { name: '8 analyze --partition 1/4 (one partition of four)', cmd: node, args: [cli, 'analyze', '--partition', '1/4', '--format', 'json', '-o', join(work, 'part-1.json'), '-q', canonicalLog], bytes, lines },
+    { name: '9 two runs of 2 on pre-split halves, together (the 2-core ceiling)', pair: halves.map((h, k) => ({ cmd: node, args: [cli, 'analyze', '--jobs', '1', '--format', 'json', '-o', join(work, `half-${k}.json`), '-q', h] })), bytes, lines },
   ];
   const results = cases.map(() => []);
   for (let r = 0; r < runs; r++) {
-    for (let i = 0; i < cases.length; i++) results[i].push(await measure(cases[i].cmd, cases[i].args, { capture: cases[i].capture }));
+    for (let i = 0; i < cases.length; i++) {
+      const c = cases[i];
+      results[i].push(c.pair !== undefined ? await measurePair(c.pair[0], c.pair[1]) : await measure(c.cmd, c.args, { capture: c.capture }));
+    }
   }
   const good = (i) => results[i].filter((x) => x.ok);
   const crash = (i) => results[i].find((x) => !x.ok)?.reason;
@@ -231,6 +279,7 @@ try {
   const defaultI = idx('6');
   const duckI = idx('7');
   const partI = idx('8');
+  const ceilI = idx('9');
   const r21 = ratio(analyzeI, floorI);
   const r32 = jqI === -1 ? undefined : ratio(jqI, analyzeI);
   const r42 = ratio(appI, analyzeI);
@@ -239,6 +288,10 @@ try {
   const r52 = ratio(jobsI, analyzeI);
   // One partition's wall time as a share of the single run's: 1 / its throughput ratio.
   const r82 = 1 / ratio(partI, analyzeI);
+  // The 2-core ceiling: two single runs on pre-split halves at once, against one on the whole (same lines).
+  const r92 = ratio(ceilI, analyzeI);
+  /** Cores a case kept busy: median over its rounds of CPU time (every thread, user + system) ÷ wall time. */
+  const busy = (i) => median(good(i).filter((x) => x.cpu > 0).map((x) => x.cpu / x.wall));
   const r67 = ratio(defaultI, duckI); // same file, so the throughput ratio is duckdb wall ÷ default wall
   console.log('\nthroughput ratios (lines/s, median of per-round ratios):');
   console.log(`  2÷1 analyze / floor       ${fmt(r21)}`);
@@ -247,6 +300,8 @@ try {
   console.log(`  5÷2 jobs 2 / jobs 1       ${fmt(r52)}`);
   console.log(`  5÷1 jobs 2 / floor        ${fmt(r51)}`);
   console.log(`  8÷2 wall, 1 of 4 / single ${fmt(r82)}`);
+  console.log(`  9÷2 pre-split pair / single ${fmt(r92)}  (the most any split over two cores gave here)`);
+  console.log(`cores kept busy (CPU time of every thread ÷ wall): 2 analyze ${fmt(busy(analyzeI))}, 5 --jobs 2 ${fmt(busy(jobsI))}, 9 the pair ${fmt(busy(ceilI))}`);
   console.log(`  6÷7 default / DuckDB      ${duckI === -1 ? 'n/a (DuckDB not available)' : fmt(r67)}`);
 
   // --jobs 2 must write --jobs 1's report, byte for byte (the last round of each).
@@ -402,7 +457,7 @@ try {
   else line(1 / r32 >= 4, "full analysis >= 4x jq's throughput", crashedOr(rows[jqI].crashed ?? rows[analyzeI].crashed, `${fmt(1 / r32)}x`));
   {
     const why = rows[jobsI].crashed ?? rows[analyzeI].crashed ?? (identical === false ? 'the --jobs 2 report differs from --jobs 1' : undefined);
-    line(!why && r52 >= 1.7 && identical === true, '--jobs 2 vs --jobs 1: >= 1.7x the throughput, byte-identical reports', crashedOr(why, `${fmt(r52)}x on ${spawnSync('nproc').stdout.toString().trim()} cores, ${identical ? 'byte-identical' : 'not compared'}`));
+    line(!why && r52 >= 1.7 && identical === true, '--jobs 2 vs --jobs 1: >= 1.7x the throughput, byte-identical reports', crashedOr(why, `${fmt(r52)}x on ${spawnSync('nproc').stdout.toString().trim()} cores, ${identical ? 'byte-identical' : 'not compared'}; ceiling here: two single runs on pre-split halves together ${fmt(r92)}x, the single run alone keeping ${fmt(busy(analyzeI))} cores busy`));
   }
   {
     const why = rows[partI].crashed ?? rows[analyzeI].crashed;

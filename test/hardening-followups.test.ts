@@ -1,7 +1,7 @@
 /**
  * adversarial: cases a review of the second hardening round found, each a reproducer from it.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +64,32 @@ describe('adversarial: stdout on a full file system', () => {
       expect(r.status, format).toBe(2);
       expect(r.stderr).toMatch(/^stalewrite: cannot write stdout: no space left on device$/m);
       rmSync(out, { force: true });
+    }
+  });
+
+  it.skipIf(!mounted)('a live ndjson stream whose finding cannot be written exits 2 at once, not at the next finding (stdin kept open; -o and stdout)', async () => {
+    const out = join(small, 'live.ndjson');
+    const ways = [
+      { how: '-o', cmd: process.execPath, args: [BIN, 'analyze', '-f', 'ndjson', '-o', out, '-'], says: /^stalewrite: cannot write .*live\.ndjson: no space left on device$/m },
+      { how: 'stdout', cmd: 'bash', args: ['-c', `exec "${process.execPath}" "${BIN}" analyze -f ndjson - > "${out}"`], says: /^stalewrite: cannot write stdout: no space left on device$/m },
+    ];
+    for (const way of ways) {
+      // Fill the small file system, so that the stream file is made but nothing can be written to it.
+      const filler = join(small, 'filler');
+      spawnSync('bash', ['-c', `head -c 65536 /dev/zero > "${filler}"`]);
+      const child = spawn(way.cmd, way.args, { stdio: ['pipe', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+      // A stale write, then silence: the input stays open, so no later finding or line comes.
+      child.stdin.write(readFileSync(join(FIXTURES, 'article-unsafe.ndjson')));
+      const code = await Promise.race([ended, new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 8_000))]);
+      if (code === 'waiting') child.kill('SIGKILL');
+      child.stdin.destroy();
+      rmSync(filler, { force: true });
+      rmSync(out, { force: true });
+      expect(code, `${way.how}: still running 8 s after its finding could not be written; stderr: ${stderr}`).toBe(2);
+      expect(stderr, way.how).toMatch(way.says);
     }
   });
 });

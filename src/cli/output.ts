@@ -108,6 +108,8 @@ export interface OutputPlan {
   target: string;
   /** Temporary file + rename; otherwise written in place. */
   atomic: boolean;
+  /** A live stream (ndjson as findings come): each write's failure is its own, at once (see openPlanned). */
+  live?: boolean;
   /** Permission bits of the file being replaced, kept on the new one. */
   mode?: number;
 }
@@ -118,6 +120,11 @@ export interface OutputPlan {
  * `live` (an ndjson stream) is written in place as it goes.
  */
 export function planOutput(path: string, inputs: InputSet, live = false, what = path): OutputPlan {
+  const plan = planTarget(path, inputs, live, what);
+  return live ? { ...plan, live: true } : plan;
+}
+
+function planTarget(path: string, inputs: InputSet, live: boolean, what: string): OutputPlan {
   inputs.refuse(path, what);
   const fail = (err: unknown): never => {
     throw new OutputError(`cannot write ${what}: ${writeReason(err)}`);
@@ -304,6 +311,10 @@ export async function openPlanned(plan: OutputPlan, inputs: InputSet): Promise<S
       pending.push(text);
       pendingBytes += text.length;
       if (pendingBytes < limit) return Promise.resolve();
+      // A live stream's write settles when it is written, so that a failure is said at once (its
+      // caller does not wait for it): an alert lost to a full disk must not wait for the next
+      // finding, which on quiet live input may be hours away.
+      if (plan.live === true) return handled(flush());
       // Its failure is the next write's or close()'s.
       handled(flush());
       return inFlight > IN_FLIGHT_BYTES ? handled(room()) : Promise.resolve();
