@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { gzipSync } from 'node:zlib';
-import { readLines } from '../src/ingest/lines.js';
+import { readLineBytes, readLines, type ByteLineBatch } from '../src/ingest/lines.js';
 import { appendFileSync, existsSync, mkdtempSync, readdirSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +32,25 @@ describe('line reader', () => {
       { line: 4, text: '  ' },
       { line: 5, text: 'last' },
     ]);
+  });
+
+  it('a batch after a chunk of very many short lines holds columns of about its own size (a review note)', async () => {
+    async function* chunks() {
+      yield Buffer.alloc(200_000, 10); // 200 000 blank lines
+      yield Buffer.from('{"a":1}\n'.repeat(100));
+      yield Buffer.from('{"b":2}\n'.repeat(100));
+    }
+    const batches: ByteLineBatch[] = [];
+    for await (const b of readLineBytes(chunks())) batches.push(b as ByteLineBatch);
+    expect(batches.map((b) => b.lines.length)).toEqual([200_000, 100, 100]);
+    for (const b of batches.slice(1)) {
+      for (const col of [b.offsets, b.lengths, b.starts, b.ends] as (Float64Array | Int32Array)[]) {
+        expect(col.length).toBe(100);
+        expect(col.buffer.byteLength).toBeLessThanOrEqual(8 * (4 * 100 + 1024));
+      }
+      expect(Array.from(b.starts, (s, i) => b.chunk.toString('utf8', s, b.ends[i]))).toEqual(Array(100).fill(b === batches[1] ? '{"a":1}' : '{"b":2}'));
+      expect(b.offsets[0]).toBe(b === batches[1] ? 200_000 : 200_800);
+    }
   });
 
   it('does not invent a line after a trailing newline', async () => {
