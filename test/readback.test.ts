@@ -5,7 +5,7 @@
  * between reading and reading back is detected and said so, never shown as another line; gzip and
  * stdin keep copies.
  */
-import { mkdtempSync, readFileSync, writeFileSync, openSync, writeSync, closeSync, truncateSync } from 'node:fs';
+import { appendFileSync, closeSync, ftruncateSync, mkdtempSync, openSync, readFileSync, renameSync, truncateSync, writeFileSync, writeSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,6 +101,63 @@ describe('a file that changed after it was read', () => {
     // The last chunk's events reach the engine after its progress report: the finding was made
     // after the truncation too, and says so.
     expect(newerWrite(report).lineUnavailable).toMatch(/smaller than when it was read/);
+  });
+
+  /** The analysis of `path` with `change` done once to the file after its first lines were read (the rest is read as it is then). */
+  const changedWhileRead = (path: string, change: () => void) => {
+    let done = false;
+    return analyze({
+      files: [path],
+      onProgress: () => {
+        if (done) return;
+        done = true;
+        change();
+      },
+    });
+  };
+
+  it('appended to while read (grown, its first and last bytes as read still there): read back', async () => {
+    const path = join(dir, 'appended.ndjson');
+    const { text } = incident();
+    writeFileSync(path, text);
+    const more = Array.from({ length: 50 }, (_, i) => JSON.stringify({ ts: at(8000 + i), type: 'keepalive', resource: `late-${i}`, leaseId: 'L' })).join('\n') + '\n';
+    const e = newerWrite(await changedWhileRead(path, () => appendFileSync(path, more)));
+    expect(e.lineUnavailable).toBeUndefined();
+    expect(e.fields).toEqual({ value: 'from-b' });
+  });
+
+  it('replaced by a larger file (another inode at its path, as a rotation leaves it): said so, no other line shown', async () => {
+    const path = join(dir, 'replaced.ndjson');
+    const { text, newerLine } = incident();
+    writeFileSync(path, text);
+    const e = newerWrite(
+      await changedWhileRead(path, () => {
+        const next = join(dir, 'replaced.next');
+        writeFileSync(next, text.replace(newerLine, newerLine.replace('from-b', 'from-X')) + text);
+        renameSync(next, path);
+      }),
+    );
+    expect(e.fields).toBeUndefined();
+    expect(e.lineUnavailable).toMatch(/is another file than the one read/);
+  });
+
+  it('truncated and written again past its old size (the same inode, as copytruncate leaves it): said so, no other line shown', async () => {
+    const path = join(dir, 'copytruncate.ndjson');
+    const { text, newerLine } = incident();
+    writeFileSync(path, text);
+    const e = newerWrite(
+      await changedWhileRead(path, () => {
+        // The same bytes but for B's value, and more after: only the first line (its time) tells.
+        const first = text.slice(0, text.indexOf('\n'));
+        const fd = openSync(path, 'r+');
+        ftruncateSync(fd, 0);
+        const again = text.replace(first, first.replace('10:00:00.000Z', '11:00:00.000Z')).replace(newerLine, newerLine.replace('from-b', 'from-X'));
+        writeSync(fd, Buffer.from(again + again), 0, 2 * Buffer.byteLength(again), 0);
+        closeSync(fd);
+      }),
+    );
+    expect(e.fields).toBeUndefined();
+    expect(e.lineUnavailable).toMatch(/rewritten after it was read \(it grew/);
   });
 
   it('gzip and stdin keep copies: fields shown', async () => {

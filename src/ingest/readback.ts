@@ -4,23 +4,36 @@
  * live output and the final report alike. Memory then does not grow with line length.
  *
  * A file that changed between reading and reading back is detected, and the evidence says so
- * instead of showing another line: the file is smaller than it was (truncated or replaced), or
- * its modification time changed while its size did not (rewritten in place), or the bytes at the
- * offset are not a whole line. A file that only grew (appended to) is still read back.
+ * instead of showing another line: another file is at its path now (another device or inode:
+ * replaced, rotated), it is smaller than it was (truncated), its modification time changed while
+ * its size did not (rewritten in place), it grew but its first or last WINDOW bytes as they were
+ * are not there any more (truncated and written again, as logrotate's copytruncate does, then
+ * grown past its old size), or the bytes at the offset are not a whole line. A file that only
+ * grew (appended to) is still read back.
  *
  * Only plain files are read back: stdin, pipes and gzip are not (a gzip offset would mean
  * decompressing again from the start), and neither are container logs, whose lines are unwrapped.
  * Their kept writes keep copies of their lines, at most MAX_KEPT_LINE characters each (model/event.ts);
  * a long canonical line of stdin, a pipe or gzip is a shortened copy already (records.ts, `longLines`).
  */
+import { createHash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import type { LineReader } from '../model/event.js';
 import { gzipMagic } from './open.js';
 
+/** Bytes at the start and at the end of a file (as it was registered) that must still be there when it grew. */
+export const WINDOW = 4096;
+
 interface Known {
   readonly path: string;
+  readonly dev: number;
+  readonly ino: number;
   readonly size: number;
   readonly mtimeMs: number;
+  /** Digest of the first and the last WINDOW bytes of [0, size) as registered. */
+  readonly ends: string;
+  /** The modification time at which the file, grown, was found to hold those bytes still. */
+  grownOk?: number;
   fd?: number;
   /** Why it cannot be read back, once known. */
   broken?: string;
@@ -34,8 +47,10 @@ export class LineStore {
    * read back: a regular file that is not gzip.
    */
   register(name: string, st: Stats): boolean {
-    if (!st.isFile() || isGzip(name)) return false;
-    this.files.set(name, { path: name, size: st.size, mtimeMs: st.mtimeMs });
+    if (!st.isFile()) return false;
+    const ends = endsOf(name, st.size);
+    if (ends === undefined) return false;
+    this.files.set(name, { path: name, dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ends });
     return true;
   }
 
@@ -47,8 +62,15 @@ export class LineStore {
     try {
       k.fd ??= openSync(k.path, 'r');
       const st = fstatSync(k.fd);
+      if (st.dev !== k.dev || st.ino !== k.ino) return this.fail(k, `${file} is another file than the one read (it was replaced or rotated), so its lines are not shown`);
       if (st.size < k.size) return this.fail(k, `${file} is smaller than when it was read (${st.size} bytes, was ${k.size}): it was truncated or replaced, so its lines are not shown`);
       if (st.mtimeMs !== k.mtimeMs && st.size === k.size) return this.fail(k, `${file} was modified after it was read (same size, new modification time), so its lines are not shown`);
+      if (st.mtimeMs !== k.mtimeMs && k.grownOk !== st.mtimeMs) {
+        // It grew: appended to, or truncated and written again past its old size. Its first and
+        // last bytes as they were tell the two apart (checked once per modification time).
+        if (digestEnds(k.fd, k.size) !== k.ends) return this.fail(k, `${file} was rewritten after it was read (it grew, but its first or last bytes as read are not there any more), so its lines are not shown`);
+        k.grownOk = st.mtimeMs;
+      }
       // The line, the newline after it, and the byte before it (a newline, unless at the start).
       const from = offset > 0 ? offset - 1 : 0;
       const want = offset - from + bytes + 1;
@@ -82,15 +104,37 @@ export class LineStore {
   }
 }
 
-function isGzip(path: string): boolean {
+/**
+ * The digest of a plain file's first and last WINDOW bytes of [0, size), or undefined when it is
+ * gzip (not read back) or cannot be read now (the reader reports the error itself).
+ */
+function endsOf(path: string, size: number): string | undefined {
   let fd: number | undefined;
   try {
     fd = openSync(path, 'r');
     const b = Buffer.alloc(2);
-    return gzipMagic(b, readSync(fd, b, 0, 2, 0));
+    if (gzipMagic(b, readSync(fd, b, 0, 2, 0))) return undefined;
+    return digestEnds(fd, size);
   } catch {
-    return true; // unreadable now: not read back (the reader reports the error itself)
+    return undefined;
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+/** SHA-256 of bytes [0, min(WINDOW, size)) and [max(0, size - WINDOW), size) of an open file (fewer when it is shorter now). */
+function digestEnds(fd: number, size: number): string {
+  const h = createHash('sha256');
+  for (const from of [0, Math.max(0, size - WINDOW)]) {
+    const want = Math.min(WINDOW, size - from);
+    const buf = Buffer.alloc(want);
+    let got = 0;
+    while (got < want) {
+      const n = readSync(fd, buf, got, want - got, from + got);
+      if (n <= 0) break;
+      got += n;
+    }
+    h.update(buf.subarray(0, got));
+  }
+  return h.digest('hex');
 }
