@@ -115,6 +115,13 @@ export interface AnalyzeOptions {
 }
 
 /** More file inputs than this are read by reopening each plain file per chunk (see ingest/open.ts). */
+/** Every option analyze() takes, so that one it does not know (a typo, or a removed one such as `ringSize`) is refused, not ignored. */
+const OPTION_NAMES: readonly string[] = Object.keys({
+  files: 1, streams: 1, events: 1, profile: 1, rules: 1, strict: 1, maxInvalid: 1, maxProblems: 1, maxLineBytes: 1, clockSkewMs: 1, maxFindings: 1, maxResources: 1,
+  maxLeaseHolders: 1, busyWindowMs: 1, busyThreshold: 1, onFinding: 1, timelines: 1, onProblem: 1, onProgress: 1, workers: 1, duplicateWindowMs: 1, dedupe: 1, onNote: 1,
+  partition: 1, jobs: 1,
+} satisfies Record<keyof AnalyzeOptions, 1>);
+
 export const MANY_FILES = 32;
 
 export interface ProgressInfo {
@@ -152,7 +159,7 @@ export async function analyzeJob(options: AnalyzeOptions, hooks: JobHooks): Prom
 }
 
 async function run(options: AnalyzeOptions, hooks: JobHooks | undefined, made: boolean): Promise<ReportView> {
-  checkAnalyzeOptions(options as unknown as Record<string, unknown>);
+  checkAnalyzeOptions(options as unknown as Record<string, unknown>, OPTION_NAMES);
   checkPartition(options.partition);
   const jobs = await jobsFor(options);
   if (jobs > 1) {

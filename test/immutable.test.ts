@@ -156,10 +156,18 @@ describe('options are checked in the library', () => {
     [{ maxLineBytes: 1.5 }, 'maxLineBytes'],
     [{ workers: 'sometimes' }, 'workers'],
     [{ timelines: { perResource: 1 } }, 'timelines.perResource'],
+    [{ ringSize: 5 }, 'ringSize'],
+    [{ maxFinding: 3 }, 'maxFinding'],
   ])('%j is refused with an OptionError', async (bad, option) => {
     const err = await analyze({ events: [], ...(bad as object) }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OptionError);
     expect((err as OptionError).option).toBe(option);
+  });
+
+  it('an option it does not know is refused by name, and one left undefined is not', async () => {
+    const err = await analyze({ events: [], ringSize: 5 } as never).catch((e: unknown) => e);
+    expect((err as Error).message).toMatch(/^analyze\(\) has no option "ringSize" \(removed in 0\.2\.0, with the ring buffer\); it takes files, streams, events, /);
+    expect((await analyze({ events: [], extra: undefined } as never)).input.events).toBe(0);
   });
 
   it('the engine refuses them too', () => {

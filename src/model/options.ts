@@ -41,8 +41,14 @@ export function checkEngineOptions(options: Bag): void {
   checkWhole(options, [['maxFindings', 0], ['maxResources', 1], ['maxOperations', 1], ['busyMinAttempts', 1], ['maxLeaseHolders', 1]]);
 }
 
-/** The options analyze() takes beyond the engine's. */
-export function checkAnalyzeOptions(options: Bag): void {
+/** The options analyze() takes beyond the engine's; `known`, when given, is every option it takes (any other given is refused). */
+export function checkAnalyzeOptions(options: Bag, known?: readonly string[]): void {
+  if (options === null || typeof options !== 'object') throw new OptionError('options', `analyze() takes an object of options (got ${show(options)})`);
+  if (known !== undefined) {
+    for (const name of Object.keys(options)) {
+      if (options[name] !== undefined && !known.includes(name)) throw new OptionError(name, `analyze() has no option ${show(name)}${name === 'ringSize' ? ' (removed in 0.2.0, with the ring buffer)' : ''}; it takes ${known.join(', ')}`);
+    }
+  }
   checkEngineOptions(options);
   checkWhole(options, [['maxInvalid', 0], ['maxProblems', 0], ['maxLineBytes', 1]]);
   checkDuration(options, 'duplicateWindowMs');
