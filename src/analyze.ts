@@ -163,10 +163,20 @@ async function run(options: AnalyzeOptions, hooks: JobHooks | undefined, made: b
   checkPartition(options.partition);
   const jobs = await jobsFor(options);
   if (jobs > 1) {
-    const merged = await inJobs(options, jobs, made);
-    if (merged.partitions === undefined || options.onFinding !== undefined) return merged;
-    // Not exactly one thread's report (input out of timestamp order, a global bound): analysed again on one.
-    return run({ ...options, jobs: 1, onProblem: undefined, onNote: undefined }, undefined, made);
+    const live = options.onFinding;
+    // The findings the jobs streamed, as they were (text → id): a live stream's lines are never taken back.
+    const streamed = live === undefined ? undefined : new Map<string, string>();
+    const merged = await inJobs(live === undefined ? options : { ...options, onFinding: (f) => (streamed!.set(JSON.stringify(f), f.id), live(f)) }, jobs, made);
+    if (merged.partitions === undefined) return merged;
+    // Not exactly one thread's report (input out of timestamp order, a global bound): analysed
+    // again on one, whose report this is. A live stream gets the findings of that run it has not
+    // had yet, and the report names the ones it had that this run does not (`withdrawn`).
+    const onFinding = live === undefined ? undefined : (f: Finding) => void (streamed!.has(JSON.stringify(f)) || live(f));
+    const again = await run({ ...options, jobs: 1, onFinding, onProblem: undefined, onNote: undefined }, undefined, made);
+    if (streamed === undefined || streamed.size === 0) return again;
+    const kept = new Set(again.findings.map((f) => JSON.stringify(f)));
+    const withdrawn = [...streamed].filter(([text]) => !kept.has(text)).map(([, id]) => id);
+    return withdrawn.length === 0 ? again : { ...again, withdrawn };
   }
   const rules = selectRules(options.rules);
   const profile = options.profile ?? canonical;

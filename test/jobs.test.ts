@@ -220,7 +220,7 @@ describe('--jobs', () => {
     }
   }, 60_000);
 
-  it('analyses again on one thread when the merge is not exactly one run (input out of order)', async () => {
+  it('analyses again on one thread when the merge is not exactly one run (input out of order), a live stream too', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sw-jobs-'));
     try {
       // An invalid line far ahead in time in one input, read by the key reader: the witness flags it.
@@ -236,6 +236,28 @@ describe('--jobs', () => {
       const one = renderJson(await analyze({ files, jobs: 1 }));
       expect(renderJson(await analyze({ files, jobs: 2 }))).toBe(one);
       expect(JSON.parse(one).partitions).toBeUndefined();
+      // A live stream too (it used to end with the flagged merge, exit 3): the one thread's report,
+      // every finding of it streamed once, whether a job or the run on one thread had it first,
+      // and the ids of the lines the jobs streamed that it does not have in `withdrawn`: the
+      // stream folded (its finding lines less those) is the report's findings.
+      const live: Finding[] = [];
+      const streamed = await analyze({ files, jobs: 2, onFinding: (f) => live.push(f) });
+      const { withdrawn, ...rest } = streamed;
+      expect(renderJson(rest as typeof streamed)).toBe(one);
+      expect(withdrawn).toEqual(live.filter((f) => f.rule === 'clock-went-backwards').map((f) => f.id)); // a step through another partition's invalid line
+      expect(withdrawn!.length).toBeGreaterThan(0);
+      const folded = live.filter((f) => !withdrawn!.includes(f.id));
+      expect(folded.map((f) => JSON.stringify(f)).sort()).toEqual(streamed.findings.map((f) => JSON.stringify(f)).sort());
+      const nd1 = await runCli(['analyze', '-q', '-f', 'ndjson', '--jobs', '1', ...files]);
+      const nd2 = await runCli(['analyze', '-q', '-f', 'ndjson', '--jobs', '2', ...files]);
+      expect(nd2.code).toBe(nd1.code);
+      const [s1, s2] = [nd1, nd2].map((r) => JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Record<string, unknown>);
+      expect(s2.withdrawn).toEqual(withdrawn);
+      delete s2.withdrawn;
+      expect(s2).toEqual(s1);
+      const ids2 = nd2.stdout.trim().split('\n').slice(0, -1).map((l) => (JSON.parse(l) as Finding).id);
+      expect(ids2.filter((id) => !withdrawn!.includes(id)).sort()).toEqual(nd1.stdout.trim().split('\n').slice(0, -1).map((l) => (JSON.parse(l) as Finding).id).sort());
+      expect(nd2.stderr).not.toMatch(/may differ from one run/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -292,6 +292,13 @@ export interface Report {
    * why (README "Scaling out"). Absent when the merge is exactly the single run's report.
    */
   partitions?: { count: number; inexact: string[] };
+  /**
+   * Only when a live stream (`onFinding`, `-f ndjson`) ran on jobs whose merge could not be exactly
+   * one thread's report, so the input was analysed again on one thread: the ids of findings the
+   * jobs streamed that this report does not have (a line written is not taken back). The stream's
+   * finding lines less these are this report's findings. Absent otherwise.
+   */
+  withdrawn?: string[];
 }
 
 /** One partition's part of a partitioned run: how it was run, and what the merge puts back together. */

@@ -20,7 +20,7 @@ export function summaryLine(report: ReportView): string {
  * `resources` stringified one resource at a time (a million resources are never one string).
  */
 export function summaryLineChunks(report: ReportView): Generator<string> {
-  return gather(summaryPieces({ kind: 'summary', tool: report.tool, summary: report.summary, resources: report.resources, input: report.input, partitions: report.partitions }));
+  return gather(summaryPieces({ kind: 'summary', tool: report.tool, summary: report.summary, resources: report.resources, input: report.input, partitions: report.partitions, withdrawn: report.withdrawn }));
 }
 
 function* summaryPieces(doc: Record<string, unknown>): Generator<string> {
