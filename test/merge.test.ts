@@ -3,7 +3,7 @@
  * exactly the report of the single run (every fixture, N = 1, 2, 3, 7, every format, the global
  * bounds applied again, random histories), and sets that are not one run's are refused.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,7 +48,7 @@ function formats(r: Report): Record<string, string> {
 const cases = findCases([FIXTURES]);
 
 describe('merge = single run', () => {
-  it.each(cases.map((c) => [c.name.slice(FIXTURES.length + 1), c] as const))('%s, N = 1, 2, 3, 7', async (_name, c) => {
+  it.each(cases.map((c) => [c.name.slice(FIXTURES.length + 1), c] as const))('%s, N = 1, 2, 3, 7, and --jobs 2', async (_name, c) => {
     const options = { files: c.files, ...analysisOptions(c, existsSync(c.expectPath) ? readExpectation(c.expectPath) : undefined) };
     const single = await analyze(options);
     const singleText = formats(single);
@@ -61,10 +61,15 @@ describe('merge = single run', () => {
       if (n === 3) expect(formats(merged)).toEqual(singleText);
       expect(exitCodeFor(merged, DEFAULT_POLICY)).toBe(exitCodeFor(single, DEFAULT_POLICY));
     }
+    // --jobs 2: two partitions on threads, merged in memory: the same report in every format.
+    const onJobs = await analyze({ ...options, jobs: 2 });
+    expect(formats(onJobs)).toEqual(singleText);
+    expect(exitCodeFor(onJobs, DEFAULT_POLICY)).toBe(exitCodeFor(single, DEFAULT_POLICY));
     // html draws timelines: the partitions capture them (--with-timelines).
     const tl = { ...options, timelines: { all: true, maxResources: 3 } };
     const html = renderHtml(await analyze(tl));
     expect(renderHtml(mergeReports(await partitionsOf(tl, 3)))).toBe(html);
+    expect(renderHtml(await analyze({ ...tl, jobs: 2 }))).toBe(html);
   }, 60_000);
 });
 
@@ -214,6 +219,32 @@ describe('merge refuses what is not one run', () => {
     const single = await analyze({ files: [file] });
     expect(() => mergeReports([single])).toThrow(MergeError);
     expect(() => mergeReports([])).toThrow(/no reports/);
+  });
+
+  it('in the CLI: a partition with no event of its own is no error (exit 0, its lines all other partitions\' or its own blank and invalid ones), and the merge is the single run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sw-merge-empty-'));
+    try {
+      // One resource, a stale write: one partition of 7 has its events, six have none.
+      const log = join(FIXTURES, 'article-unsafe.ndjson');
+      const single = await runCli(['analyze', '-f', 'json', log]);
+      expect(single.code).toBe(1);
+      let empty = 0;
+      for (let i = 0; i < 7; i++) {
+        const r = await runCli(['analyze', '-q', '--partition', `${i}/7`, '-o', join(dir, `p${i}.json`), log]);
+        expect(r.code, r.stderr).toBe(0);
+        const input = (JSON.parse(readFileSync(join(dir, `p${i}.json`), 'utf8')) as Report).input;
+        if (input.events === 0) {
+          empty++;
+          expect(input.otherPartitions! + input.blank + input.invalid + input.ignored).toBe(input.lines);
+        }
+      }
+      expect(empty).toBeGreaterThanOrEqual(5);
+      const merged = await runCli(['merge', '-f', 'json', ...Array.from({ length: 7 }, (_, i) => join(dir, `p${i}.json`))]);
+      expect(merged.code).toBe(1);
+      expect(merged.stdout).toBe(single.stdout);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('in the CLI: one line and exit 2, and inputs compared by names as given', async () => {

@@ -211,6 +211,15 @@ describe('Kubernetes Indexed Job (examples/kubernetes)', () => {
     expect(command[2]).toContain('--partition "$JOB_COMPLETION_INDEX/$PARTITIONS"');
   });
 
+  it('names this version of stalewrite in its images and its install line (merge refuses parts of another version; 0.2.0 had no --partition)', () => {
+    const version = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+    for (const job of [partitions!, merge!]) expect(dig(job, 'spec', 'template', 'spec', 'containers', 0, 'image')).toBe(`registry.example.com/stalewrite:${version}`);
+    const text = readFileSync(join(dir, 'partitions.yaml'), 'utf8') + readFileSync(join(dir, 'merge.yaml'), 'utf8');
+    expect([...text.matchAll(/stalewrite[:@](\d+\.\d+\.\d+)/g)].map((m) => m[1])).toEqual(expect.arrayContaining([version]));
+    expect([...text.matchAll(/stalewrite[:@](\d+\.\d+\.\d+)/g)].every((m) => m[1] === version)).toBe(true);
+    expect(text).toContain(`npm install -g stalewrite@${version}`);
+  });
+
   it('its commands work as given: N pods with JOB_COMPLETION_INDEX, then the merge, equal a single run', async () => {
     const container = (job: Yaml) => dig(job, 'spec', 'template', 'spec', 'containers', 0) as { command: string[]; env: { name: string; value: string }[] };
     const p = container(partitions!);
