@@ -8,7 +8,8 @@
  * logged by other sources join its evidence first; findings are emitted in the order they were
  * made, so one that waits holds back those made after it. `flush()` emits what waits (the CLI
  * calls it when live input goes quiet), and `finish()` does at the end of input. A view that
- * arrives after its finding was emitted is counted in `lateViews` and joins no finding.
+ * arrives after its finding was emitted joins no finding (it is still an event analysed like any
+ * other, counted in `input.events`).
  */
 import { detach, EVENT_TYPES, fieldsOf, isLeaseScoped, RESULTS, type EventType, type LineReader, type LockEvent } from './model/event.js';
 import { PLAIN_SUMMARIES, type Certainty, type EvidenceItem, type Finding, type Readiness, type ResourceSummaries, type ResourceSummary, type Severity, type Uncertainty } from './model/report.js';
@@ -86,8 +87,6 @@ export class Engine {
   readonly byRule: Record<string, number> = {};
   /** Write events taken (decisions and worker views), including those of untracked resources. */
   writeEvents = 0;
-  /** Worker views that came after the finding about their write had been emitted (they join no finding). */
-  lateViews = 0;
   /**
    * Partition runs: the place in the merged input of the event about to be pushed (set by the
    * caller before push): the highest timestamp of its input so far, the input's index, and the
@@ -438,7 +437,6 @@ export class Engine {
     if (!ops.addView(entry, write)) return;
     for (const f of ops.findingsAt(entry)) {
       if (!this.waiting.has(f)) {
-        this.lateViews++;
         // A single run's deadline could have been later: it might still have waited for this view.
         if ((this.deadlineOf?.get(f) ?? 0) < 0) this.noteInexact('a worker view came after its finding was emitted, where a single run may still have waited for it (input out of timestamp order)');
         continue;

@@ -1,6 +1,6 @@
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { analyze, Engine, rules, type Finding } from '../src/index.js';
+import { analyze, defineRule, Engine, rules, type Finding } from '../src/index.js';
 import { canonical } from '../src/profiles/canonical.js';
 import { MAX_LEASES, ResourceTimeline, StaleLeaseViewError } from '../src/timeline/timeline.js';
 import type { LockEvent } from '../src/model/event.js';
@@ -287,5 +287,58 @@ describe('bounded state', () => {
     const text = JSON.stringify({ ts: at(0), type: 'write', resource: 'r', fenceToken: 1, result: 'accepted' });
     const ev = canonical.toEvent(JSON.parse(text) as Rec, { file: 'f', line: 1, source: 'f', text }) as LockEvent;
     expect(Object.values(ev)).not.toContain(text);
+  });
+});
+
+describe('a stateful rule written as README "Adding a rule" says', () => {
+  /** Per resource: the owners granted so far (at most 8, the bound this rule says), and whether it reported. */
+  interface Owners {
+    owners: string[];
+    reported: boolean;
+  }
+  const ownerFlaps = defineRule<Owners>({
+    meta: { id: 'owner-flaps', severity: 'info', title: 'The lock moved between three owners', symptom: 's', cause: 'c', check: 'k', action: 'a' },
+    messages: { third: '{owner} is the third owner of {resource}' },
+    state: () => ({ owners: [], reported: false }),
+    when: { acquire: { results: ['granted'] } },
+    on: {
+      acquire(event, context) {
+        const s = context.slot();
+        if (event.ownerId === undefined || s.owners.includes(event.ownerId)) return;
+        if (s.owners.length >= 8) s.owners.shift();
+        s.owners.push(event.ownerId);
+        if (s.owners.length === 3 && !s.reported) {
+          s.reported = true;
+          context.report({ messageId: 'third', data: { owner: event.ownerId, resource: event.resource }, evidence: [{ event, role: 'third grant' }] });
+        }
+      },
+    },
+    end(context) {
+      // peek() reads the slot without making one: resources that never had a grant have none.
+      if (context.peek() === undefined) seenWithout.push(context.timeline.resource);
+    },
+  });
+  const seenWithout: string[] = [];
+
+  it('keeps its own slot per resource, reports with a message id and data, and shares nothing with the timeline', () => {
+    const engine = new Engine({ rules: [...rules, ownerFlaps] });
+    const ev = (i: number, resource: string, type: LockEvent['type'], ownerId?: string): LockEvent => ({ ts: T0 + i * 1000, type, resource, ownerId, leaseId: `${resource}-${i}`, fenceToken: BigInt(i), ttlMs: 500, result: type === 'write' ? 'accepted' : 'granted', observer: type === 'write' ? 'resource' : 'authority', source: 's', file: 'f', line: i });
+    const owners = ['a', 'b', 'a', 'c', 'd'];
+    owners.forEach((o, i) => engine.push(ev(i + 1, 'r1', 'acquire', o)));
+    engine.push(ev(10, 'r2', 'acquire', 'a'));
+    engine.push(ev(11, 'r2', 'acquire', 'b'));
+    engine.push(ev(12, 'r3', 'write'));
+    engine.finish();
+    const mine = engine.findings.filter((f) => f.rule === 'owner-flaps');
+    expect(mine.map((f) => [f.resource, f.messageId, f.data, f.message])).toEqual([['r1', 'owner-flaps/third', { owner: 'c', resource: 'r1' }, 'c is the third owner of r1']]);
+    expect(seenWithout).toEqual(['r3']);
+    // Its slot is its own: r1 holds a, b, c, d; r2 a, b; r3 none.
+    const slots = (r: string) => {
+      const t = engine.timeline(r)!;
+      return (t.store.slots.get(t.id) ?? []).filter((s): s is Owners => s !== undefined && Array.isArray((s as Owners).owners)).map((s) => s.owners);
+    };
+    expect(slots('r1')).toEqual([['a', 'b', 'c', 'd']]);
+    expect(slots('r2')).toEqual([['a', 'b']]);
+    expect(slots('r3')).toEqual([]);
   });
 });

@@ -1,9 +1,9 @@
 import { formatToken } from '../model/format.js';
 import { endItems, leaseEndEvidence, who } from './describe.js';
-import type { EvidenceRef, Rule } from './types.js';
+import { defineRule, type EvidenceRef } from './types.js';
 
 /** A late write with a lower token than one the resource already accepted was accepted too. */
-export const acceptedStaleWrite: Rule = {
+export const acceptedStaleWrite = defineRule({
   meta: {
     id: 'accepted-stale-write',
     severity: 'error',
@@ -43,5 +43,5 @@ export const acceptedStaleWrite: Rule = {
       });
     },
   },
-};
+});
 

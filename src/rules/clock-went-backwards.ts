@@ -1,7 +1,7 @@
 import type { LockEvent } from '../model/event.js';
 import { bounded, detach, keep } from '../model/event.js';
 import { formatDuration } from '../model/time.js';
-import type { EvidenceRef, Handler, Rule, RuleContext } from './types.js';
+import { defineRule, type EvidenceRef, type Handler, type RuleContext } from './types.js';
 
 /**
  * Timestamps of one clock domain (`source`) went backwards by more than the clock-skew bound.
@@ -9,7 +9,7 @@ import type { EvidenceRef, Handler, Rule, RuleContext } from './types.js';
  * the same input file and source; steps are counted per source and reported once per source, at the end of
  * input, under the resource of the first step's line.
  */
-export const clockWentBackwards: Rule = {
+export const clockWentBackwards = defineRule({
   meta: {
     id: 'clock-went-backwards',
     severity: 'warning',
@@ -44,7 +44,7 @@ export const clockWentBackwards: Rule = {
     if (list === undefined) return;
     for (const s of list) report(context, s);
   },
-};
+});
 
 /** (source, file) pairs followed at most. */
 export const MAX_DOMAINS = 10_000;

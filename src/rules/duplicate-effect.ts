@@ -1,7 +1,7 @@
-import type { Rule } from './types.js';
+import { defineRule } from './types.js';
 
 /** One operationId was accepted more than once on a resource. */
-export const duplicateEffect: Rule = {
+export const duplicateEffect = defineRule({
   meta: {
     id: 'duplicate-effect',
     severity: 'error',
@@ -33,4 +33,4 @@ export const duplicateEffect: Rule = {
       });
     },
   },
-};
+});

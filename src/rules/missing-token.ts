@@ -1,11 +1,11 @@
 import { formatToken } from '../model/format.js';
 import type { LockEvent } from '../model/event.js';
 import { who } from './describe.js';
-import type { EvidenceRef, Rule, RuleMessage } from './types.js';
+import { defineRule, type EvidenceRef, type RuleMessage } from './types.js';
 import { OperationIndex } from '../timeline/operations.js';
 
 /** The resource accepted a write that carried no fencing token. */
-export const missingToken: Rule = {
+export const missingToken = defineRule({
   meta: {
     id: 'missing-token',
     severity: 'error',
@@ -55,7 +55,7 @@ export const missingToken: Rule = {
     }
     return undefined;
   },
-};
+});
 
 export function droppedMessage(write: LockEvent, view: LockEvent): RuleMessage {
   return { messageId: 'droppedInTransit', data: { writer: who(write), sent: formatToken(view.fenceToken) } };

@@ -1,10 +1,10 @@
 import type { Certainty, Uncertainty } from '../model/report.js';
 import type { Lease } from '../timeline/timeline.js';
 import { handle } from './describe.js';
-import type { Rule } from './types.js';
+import { defineRule } from './types.js';
 
 /** A lease was granted while another lease on the same resource was still live. */
-export const overlappingLeases: Rule = {
+export const overlappingLeases = defineRule({
   meta: {
     id: 'overlapping-leases',
     severity: 'error',
@@ -56,7 +56,7 @@ export const overlappingLeases: Rule = {
       });
     },
   },
-};
+});
 
 function isSameLease(l: Lease, e: { leaseId?: string; ownerId?: string }): boolean {
   if (l.leaseId !== undefined && e.leaseId !== undefined) return l.leaseId === e.leaseId;

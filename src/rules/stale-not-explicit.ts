@@ -1,9 +1,9 @@
 import { formatToken } from '../model/format.js';
 import { who } from './describe.js';
-import type { Rule } from './types.js';
+import { defineRule } from './types.js';
 
 /** A stale request was refused, but not with an explicit stale result. */
-export const staleNotExplicit: Rule = {
+export const staleNotExplicit = defineRule({
   meta: {
     id: 'stale-not-explicit',
     severity: 'warning',
@@ -36,4 +36,4 @@ export const staleNotExplicit: Rule = {
       });
     },
   },
-};
+});

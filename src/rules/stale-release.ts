@@ -1,8 +1,8 @@
 import { endBefore, endItems, handle, leaseEndEvidence } from './describe.js';
-import type { EvidenceRef, Rule } from './types.js';
+import { defineRule, type EvidenceRef } from './types.js';
 
 /** A release from an old handle removed the current holder's lock. */
-export const staleRelease: Rule = {
+export const staleRelease = defineRule({
   meta: {
     id: 'stale-release',
     severity: 'error',
@@ -50,5 +50,5 @@ export const staleRelease: Rule = {
       });
     },
   },
-};
+});
 

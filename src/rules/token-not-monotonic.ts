@@ -1,8 +1,8 @@
 import { formatToken } from '../model/format.js';
-import type { Rule } from './types.js';
+import { defineRule } from './types.js';
 
 /** The authority granted a token not above one it granted before for the same resource. */
-export const tokenNotMonotonic: Rule = {
+export const tokenNotMonotonic = defineRule({
   meta: {
     id: 'token-not-monotonic',
     severity: 'error',
@@ -35,4 +35,4 @@ export const tokenNotMonotonic: Rule = {
       });
     },
   },
-};
+});

@@ -164,7 +164,7 @@ export interface Rule<S = any> {
   readonly onForeign?: Handler<S>;
 }
 
-/** A rule, typed with its own per-resource state `S` (identity at run time). */
-export function defineRule<S = never>(rule: Rule<S>): Rule<S> {
+/** A rule, typed with its own per-resource state `S` (identity at run time); every rule of src/rules is written with it, a rule with no state as `defineRule({ meta, messages, on })`. */
+export function defineRule<S = undefined>(rule: Rule<S>): Rule<S> {
   return rule;
 }

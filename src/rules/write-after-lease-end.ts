@@ -1,9 +1,9 @@
 import { formatDuration } from '../model/time.js';
 import { who, leaseEndEvidence, endBefore, endItems } from './describe.js';
-import type { Rule } from './types.js';
+import { defineRule } from './types.js';
 
 /** A write was accepted after the writer's own lease had ended. */
-export const writeAfterLeaseEnd: Rule = {
+export const writeAfterLeaseEnd = defineRule({
   meta: {
     id: 'write-after-lease-end',
     severity: 'warning',
@@ -50,4 +50,4 @@ export const writeAfterLeaseEnd: Rule = {
       });
     },
   },
-};
+});
