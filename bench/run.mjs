@@ -301,8 +301,8 @@ try {
   console.log(`  5÷1 jobs 2 / floor        ${fmt(r51)}`);
   console.log(`  8÷2 wall, 1 of 4 / single ${fmt(r82)}`);
   console.log(`  9÷2 pre-split pair / single ${fmt(r92)}  (the most any split over two cores gave here)`);
-  console.log(`cores kept busy (CPU time of every thread ÷ wall): 2 analyze ${fmt(busy(analyzeI))}, 5 --jobs 2 ${fmt(busy(jobsI))}, 9 the pair ${fmt(busy(ceilI))}`);
   console.log(`  6÷7 default / DuckDB      ${duckI === -1 ? 'n/a (DuckDB not available)' : fmt(r67)}`);
+  console.log(`cores kept busy (CPU time of every thread ÷ wall): 2 analyze ${fmt(busy(analyzeI))}, 5 --jobs 2 ${fmt(busy(jobsI))}, 9 the pair ${fmt(busy(ceilI))}`);
 
   // --jobs 2 must write --jobs 1's report, byte for byte (the last round of each).
   let identical;
