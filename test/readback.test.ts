@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { analyze } from '../src/analyze.js';
 import { findCases } from '../src/check/cases.js';
-import { keep, type LockEvent } from '../src/model/event.js';
+import { fieldsOf, keep, MAX_KEPT_LINE, type LockEvent } from '../src/model/event.js';
 import { FIXTURES } from './helpers/run.js';
 
 const single = findCases([FIXTURES]).filter((c) => c.files.length === 1 && c.files[0]!.endsWith('.ndjson'));
@@ -166,6 +166,19 @@ describe('a file that changed after it was read', () => {
     writeFileSync(gz, gzipSync(text));
     expect(newerWrite(await analyze({ files: [gz] })).fields).toEqual({ value: 'from-b' });
     expect(newerWrite(await analyze({ streams: [{ name: 'stdin', stream: Readable.from([Buffer.from(text)]) }] })).fields).toEqual({ value: 'from-b' });
+  });
+
+  it('a kept copy (stdin, gzip) of a line over MAX_KEPT_LINE (1 KiB) holds its clipped display fields, not the line: 100 000 operations of 3 KB lines held 300 MB', () => {
+    expect(MAX_KEPT_LINE).toBe(1024);
+    const line = JSON.stringify({ ts: at(0), type: 'write', resource: 'r', operationId: 'op-1', result: 'accepted', value: 'v'.repeat(2800) });
+    const ev: LockEvent = { ts: T0, type: 'write', resource: 'r', operationId: 'op-1', result: 'accepted', observer: 'resource', source: 's', file: 'stdin', line: 1, text: line };
+    const k = keep(ev);
+    expect(k.text).toBeUndefined();
+    expect(k.fields).toEqual({ value: 'v'.repeat(200) + '…' });
+    // What a report shows of it is what it showed when the whole line was kept.
+    expect(fieldsOf(k).fields).toEqual(fieldsOf(ev).fields);
+    const short = { ...ev, text: JSON.stringify({ ts: at(0), type: 'write', resource: 'r', result: 'accepted', value: 'v'.repeat(900) }) };
+    expect(keep(short).text).toBe(short.text);
   });
 
   it('a kept write holds two numbers, not its line', () => {

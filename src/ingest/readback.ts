@@ -13,7 +13,7 @@
  *
  * Only plain files are read back: stdin, pipes and gzip are not (a gzip offset would mean
  * decompressing again from the start), and neither are container logs, whose lines are unwrapped.
- * Their kept writes keep copies of their lines, at most MAX_KEPT_LINE characters each (model/event.ts);
+ * Their kept writes keep copies of their lines, at most MAX_KEPT_LINE (1 024) characters each, else their clipped display fields (model/event.ts);
  * a long canonical line of stdin, a pipe or gzip is a shortened copy already (records.ts, `longLines`).
  */
 import { createHash } from 'node:crypto';
