@@ -1,4 +1,5 @@
 /** The library API: the whole pipeline from inputs to a report. */
+import { createHash } from 'node:crypto';
 import { access, stat } from 'node:fs/promises';
 import { constants, type Stats } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -9,7 +10,7 @@ import { fileSource, InputError, reasonOf, streamSource, type InputSource } from
 import { count, InputStats, type InputPolicy } from './ingest/records.js';
 import { parseFed, parseSource, type FedItem } from './ingest/parse-source.js';
 import { isLeaseScoped, type LineReader, type LockEvent } from './model/event.js';
-import { LineStore } from './ingest/readback.js';
+import { canReadBack, LineStore } from './ingest/readback.js';
 import type { FileSummary, Finding, Problem, Report, ReportView, ResourceSummaries, TimelineEvent } from './model/report.js';
 import { EventCapture } from './timeline/capture.js';
 import { canonical } from './profiles/canonical.js';
@@ -114,7 +115,6 @@ export interface AnalyzeOptions {
   jobs?: number | 'auto';
 }
 
-/** More file inputs than this are read by reopening each plain file per chunk (see ingest/open.ts). */
 /** Every option analyze() takes, so that one it does not know (a typo, or a removed one such as `ringSize`) is refused, not ignored. */
 const OPTION_NAMES: readonly string[] = Object.keys({
   files: 1, streams: 1, events: 1, profile: 1, rules: 1, strict: 1, maxInvalid: 1, maxProblems: 1, maxLineBytes: 1, clockSkewMs: 1, maxFindings: 1, maxResources: 1,
@@ -122,7 +122,13 @@ const OPTION_NAMES: readonly string[] = Object.keys({
   partition: 1, jobs: 1,
 } satisfies Record<keyof AnalyzeOptions, 1>);
 
+/** More file inputs than this are read by reopening each plain file per chunk (see ingest/open.ts). */
 export const MANY_FILES = 32;
+
+/** A finding's text as a live stream writes it, digested (SHA-256): what a second analysis compares it by. */
+function digestOf(f: Finding): string {
+  return createHash('sha256').update(JSON.stringify(f)).digest('base64');
+}
 
 export interface ProgressInfo {
   /** The input being read. */
@@ -164,18 +170,19 @@ async function run(options: AnalyzeOptions, hooks: JobHooks | undefined, made: b
   const jobs = await jobsFor(options);
   if (jobs > 1) {
     const live = options.onFinding;
-    // The findings the jobs streamed, as they were (text → id): a live stream's lines are never taken back.
+    // What the jobs streamed: each finding's id and a digest of its text (a line is never taken back).
     const streamed = live === undefined ? undefined : new Map<string, string>();
-    const merged = await inJobs(live === undefined ? options : { ...options, onFinding: (f) => (streamed!.set(JSON.stringify(f), f.id), live(f)) }, jobs, made);
+    const merged = await inJobs(live === undefined ? options : { ...options, onFinding: (f) => (streamed!.set(f.id, digestOf(f)), live(f)) }, jobs, made);
     if (merged.partitions === undefined) return merged;
     // Not exactly one thread's report (input out of timestamp order, a global bound): analysed
-    // again on one, whose report this is. A live stream gets the findings of that run it has not
-    // had yet, and the report names the ones it had that this run does not (`withdrawn`).
-    const onFinding = live === undefined ? undefined : (f: Finding) => void (streamed!.has(JSON.stringify(f)) || live(f));
+    // again on one, whose report this is. A live stream gets that run's findings it has not had as
+    // they are: new ones, and new versions of ones it had (the same id: a later line replaces an
+    // earlier one); the report names in `withdrawn` the ids it had that this run does not have.
+    const onFinding = live === undefined ? undefined : (f: Finding) => void (streamed!.get(f.id) === digestOf(f) || live(f));
     const again = await run({ ...options, jobs: 1, onFinding, onProblem: undefined, onNote: undefined }, undefined, made);
     if (streamed === undefined || streamed.size === 0) return again;
-    const kept = new Set(again.findings.map((f) => JSON.stringify(f)));
-    const withdrawn = [...streamed].filter(([text]) => !kept.has(text)).map(([, id]) => id);
+    const kept = new Set(again.findings.map((f) => f.id));
+    const withdrawn = [...streamed.keys()].filter((id) => !kept.has(id));
     return withdrawn.length === 0 ? again : { ...again, withdrawn };
   }
   const rules = selectRules(options.rules);
@@ -378,7 +385,6 @@ async function inJobs(options: AnalyzeOptions, jobs: number, made: boolean): Pro
   // once) are read once, on this thread, and their lines handed out (partition/feed.ts).
   const fed: string[] = [];
   const seen = new Set<string>();
-  const probe = new LineStore();
   let unique = 0;
   for (const f of files!) {
     const st = await checkFile(f);
@@ -386,7 +392,7 @@ async function inJobs(options: AnalyzeOptions, jobs: number, made: boolean): Pro
     if (seen.has(id)) continue;
     seen.add(id);
     unique++;
-    if (probe.register(f, st)) fed.push(f);
+    if (canReadBack(f, st)) fed.push(f);
   }
   const recipe = (profile ?? canonical).recipe!;
   const [{ runJobs }, { rebuildProfile }] = await Promise.all([import('./partition/jobs.js'), import('./profiles/index.js')]);

@@ -408,7 +408,7 @@ async function runAnalyze(args: AnalyzeArgs, color: boolean): Promise<number> {
       partition,
       maxResources: args['max-resources'],
       jobs,
-      onFinding: sink === undefined ? undefined : (f) => void sink.write(findingLine(f)).catch(stopOnWriteError),
+      onFinding: sink === undefined ? undefined : (f) => void (sink.alert ?? sink.write).call(sink, findingLine(f)).catch(stopOnWriteError),
       onProgress: progress === undefined ? undefined : (p: ProgressInfo) => progress.update(p),
       onProblem: args.quiet
         ? undefined

@@ -108,8 +108,6 @@ export interface OutputPlan {
   target: string;
   /** Temporary file + rename; otherwise written in place. */
   atomic: boolean;
-  /** A live stream (ndjson as findings come): each write's failure is its own, at once (see openPlanned). */
-  live?: boolean;
   /** Permission bits of the file being replaced, kept on the new one. */
   mode?: number;
 }
@@ -120,11 +118,6 @@ export interface OutputPlan {
  * `live` (an ndjson stream) is written in place as it goes.
  */
 export function planOutput(path: string, inputs: InputSet, live = false, what = path): OutputPlan {
-  const plan = planTarget(path, inputs, live, what);
-  return live ? { ...plan, live: true } : plan;
-}
-
-function planTarget(path: string, inputs: InputSet, live: boolean, what: string): OutputPlan {
   inputs.refuse(path, what);
   const fail = (err: unknown): never => {
     throw new OutputError(`cannot write ${what}: ${writeReason(err)}`);
@@ -210,6 +203,13 @@ export interface Sink {
    * unhandled rejection); a write error is then reported by close().
    */
   write(text: string): Promise<void>;
+  /**
+   * Write one live line (a finding of `-f ndjson`) now: settles when it is written, and rejects
+   * with an OutputError as soon as that write fails, so that an alert lost to a full disk is said
+   * at once, not at the next finding (which on quiet live input may be hours away). Its caller
+   * does not wait for it. Absent where write() already does so (stdout).
+   */
+  alert?(text: string): Promise<void>;
   /** Flush, fsync and (atomic) rename over the target; rejects with an OutputError. */
   close(): Promise<void>;
   /** Give up: close and remove the temporary file; the target is left as it was. */
@@ -311,13 +311,15 @@ export async function openPlanned(plan: OutputPlan, inputs: InputSet): Promise<S
       pending.push(text);
       pendingBytes += text.length;
       if (pendingBytes < limit) return Promise.resolve();
-      // A live stream's write settles when it is written, so that a failure is said at once (its
-      // caller does not wait for it): an alert lost to a full disk must not wait for the next
-      // finding, which on quiet live input may be hours away.
-      if (plan.live === true) return handled(flush());
       // Its failure is the next write's or close()'s.
       handled(flush());
       return inFlight > IN_FLIGHT_BYTES ? handled(room()) : Promise.resolve();
+    },
+    alert(text) {
+      if (failed !== undefined) return handled(Promise.reject(failed));
+      pending.push(text);
+      pendingBytes += text.length;
+      return handled(flush());
     },
     async close() {
       if (closed) return;

@@ -23,6 +23,13 @@ import { gzipMagic } from './open.js';
 
 /** Bytes at the start and at the end of a file (as it was registered) that must still be there when it grew. */
 export const WINDOW = 4096;
+/** A grown file's WINDOW bytes are checked again at most this often (ms). */
+const RECHECK_MS = 1000;
+
+/** Whether a file's lines can be read back by reference: a regular file that is not gzip (what register() would take, without its digest). */
+export function canReadBack(name: string, st: Stats): boolean {
+  return st.isFile() && withFile(name, (fd) => !isGzipAt(fd)) === true;
+}
 
 interface Known {
   readonly path: string;
@@ -32,8 +39,8 @@ interface Known {
   readonly mtimeMs: number;
   /** Digest of the first and the last WINDOW bytes of [0, size) as registered. */
   readonly ends: string;
-  /** The modification time at which the file, grown, was found to hold those bytes still. */
-  grownOk?: number;
+  /** When (wall clock, ms) the file, grown, was last found to hold those bytes still. */
+  grownOkAt?: number;
   fd?: number;
   /** Why it cannot be read back, once known. */
   broken?: string;
@@ -65,11 +72,12 @@ export class LineStore {
       if (st.dev !== k.dev || st.ino !== k.ino) return this.fail(k, `${file} is another file than the one read (it was replaced or rotated), so its lines are not shown`);
       if (st.size < k.size) return this.fail(k, `${file} is smaller than when it was read (${st.size} bytes, was ${k.size}): it was truncated or replaced, so its lines are not shown`);
       if (st.mtimeMs !== k.mtimeMs && st.size === k.size) return this.fail(k, `${file} was modified after it was read (same size, new modification time), so its lines are not shown`);
-      if (st.mtimeMs !== k.mtimeMs && k.grownOk !== st.mtimeMs) {
+      if (st.mtimeMs !== k.mtimeMs && !(k.grownOkAt !== undefined && Date.now() - k.grownOkAt < RECHECK_MS)) {
         // It grew: appended to, or truncated and written again past its old size. Its first and
-        // last bytes as they were tell the two apart (checked once per modification time).
+        // last bytes as they were tell the two apart (checked again at most every RECHECK_MS: a
+        // log written to all the time has a new modification time at every read-back).
         if (digestEnds(k.fd, k.size) !== k.ends) return this.fail(k, `${file} was rewritten after it was read (it grew, but its first or last bytes as read are not there any more), so its lines are not shown`);
-        k.grownOk = st.mtimeMs;
+        k.grownOkAt = Date.now();
       }
       // The line, the newline after it, and the byte before it (a newline, unless at the start).
       const from = offset > 0 ? offset - 1 : 0;
@@ -109,17 +117,25 @@ export class LineStore {
  * gzip (not read back) or cannot be read now (the reader reports the error itself).
  */
 function endsOf(path: string, size: number): string | undefined {
+  return withFile(path, (fd) => (isGzipAt(fd) ? undefined : digestEnds(fd, size)));
+}
+
+/** `use` of the file opened for reading, closed after; undefined when it cannot be read now (the reader reports the error itself). */
+function withFile<T>(path: string, use: (fd: number) => T): T | undefined {
   let fd: number | undefined;
   try {
     fd = openSync(path, 'r');
-    const b = Buffer.alloc(2);
-    if (gzipMagic(b, readSync(fd, b, 0, 2, 0))) return undefined;
-    return digestEnds(fd, size);
+    return use(fd);
   } catch {
     return undefined;
   } finally {
     if (fd !== undefined) closeSync(fd);
   }
+}
+
+function isGzipAt(fd: number): boolean {
+  const b = Buffer.alloc(2);
+  return gzipMagic(b, readSync(fd, b, 0, 2, 0));
 }
 
 /** SHA-256 of bytes [0, min(WINDOW, size)) and [max(0, size - WINDOW), size) of an open file (fewer when it is shorter now). */

@@ -295,8 +295,9 @@ export interface Report {
   /**
    * Only when a live stream (`onFinding`, `-f ndjson`) ran on jobs whose merge could not be exactly
    * one thread's report, so the input was analysed again on one thread: the ids of findings the
-   * jobs streamed that this report does not have (a line written is not taken back). The stream's
-   * finding lines less these are this report's findings. Absent otherwise.
+   * jobs streamed that this report does not have (a line written is not taken back). Folded (a
+   * later line of an id replaces an earlier one; these ids dropped), the stream's finding lines
+   * are this report's findings. Absent otherwise.
    */
   withdrawn?: string[];
 }

@@ -9,7 +9,7 @@ import { defineRule, type EvidenceRef, type Handler, type RuleContext } from './
  * the same input file and source; steps are counted per source and reported once per source, at the end of
  * input, under the resource of the first step's line.
  */
-export const clockWentBackwards = defineRule({
+export const clockWentBackwards = defineRule<undefined>({
   meta: {
     id: 'clock-went-backwards',
     severity: 'warning',
