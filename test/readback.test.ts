@@ -56,21 +56,28 @@ describe('a file that changed after it was read', () => {
     expect(e.lineUnavailable).toBeUndefined();
   });
 
-  it('rewritten in place (same size): said so, no other line shown', async () => {
-    const path = join(dir, 'rewritten.ndjson');
-    const { text, newerLine } = incident();
-    writeFileSync(path, text);
+  /** The analysis of `path` with `change` done once to the file after its first lines were read (the rest is read as it is then). */
+  const changedWhileRead = (path: string, change: () => void) => {
     let done = false;
-    const report = await analyze({
+    return analyze({
       files: [path],
       onProgress: () => {
         if (done) return;
         done = true;
-        // B's value changes under the reader: from-b → from-X, same length.
-        const fd = openSync(path, 'r+');
-        writeSync(fd, Buffer.from(newerLine.replace('from-b', 'from-X')), 0, Buffer.byteLength(newerLine), text.indexOf(newerLine));
-        closeSync(fd);
+        change();
       },
+    });
+  };
+
+  it('rewritten in place (same size): said so, no other line shown', async () => {
+    const path = join(dir, 'rewritten.ndjson');
+    const { text, newerLine } = incident();
+    writeFileSync(path, text);
+    const report = await changedWhileRead(path, () => {
+      // B's value changes under the reader: from-b → from-X, same length.
+      const fd = openSync(path, 'r+');
+      writeSync(fd, Buffer.from(newerLine.replace('from-b', 'from-X')), 0, Buffer.byteLength(newerLine), text.indexOf(newerLine));
+      closeSync(fd);
     });
     const e = newerWrite(report);
     expect(e.fields).toBeUndefined();
@@ -102,19 +109,6 @@ describe('a file that changed after it was read', () => {
     // after the truncation too, and says so.
     expect(newerWrite(report).lineUnavailable).toMatch(/smaller than when it was read/);
   });
-
-  /** The analysis of `path` with `change` done once to the file after its first lines were read (the rest is read as it is then). */
-  const changedWhileRead = (path: string, change: () => void) => {
-    let done = false;
-    return analyze({
-      files: [path],
-      onProgress: () => {
-        if (done) return;
-        done = true;
-        change();
-      },
-    });
-  };
 
   it('appended to while read (grown, its first and last bytes as read still there): read back', async () => {
     const path = join(dir, 'appended.ndjson');

@@ -239,7 +239,8 @@ async function* split(chunks: AsyncIterable<Buffer>, options: LineReaderOptions,
       // Columns made far too big (a chunk of few lines after one of very many short ones) are
       // copied to their length, so that a batch held for a while (wrappers.ts, the --jobs feed)
       // does not hold the room of the chunk before: at most about 4 times its lines.
-      const cut = cap > 4 * n + 1024 ? <T extends Float64Array | Int32Array>(a: T): T => a.slice(0, n) as T : <T extends Float64Array | Int32Array>(a: T): T => a.subarray(0, n) as T;
+      const copy = cap > 4 * n + 1024;
+      const cut = <T extends Float64Array | Int32Array>(a: T): T => (copy ? a.slice(0, n) : a.subarray(0, n)) as T;
       const o = cut(offsets);
       const l = cut(lengths);
       yield starts === undefined ? { firstLine, lines: lines as (string | null)[], invalidUtf8: bad.set, offsets: o, lengths: l } : { firstLine, lines, invalidUtf8: bad.set, offsets: o, lengths: l, chunk, starts: cut(starts), ends: cut(ends!) };
